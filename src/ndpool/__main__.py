@@ -1,0 +1,7 @@
+"""``python -m ndpool`` runs the command line (``ndpool``)."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
