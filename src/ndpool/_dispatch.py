@@ -1,11 +1,15 @@
-"""Backend choice, made in one place: the compiled kernels when available, else the NumPy reference.
+"""Backend choice, made in one place, lazily: the compiled numba kernels, else the NumPy reference.
 
-``NDPOOL_BACKEND=numpy|numba`` forces one.
+``NDPOOL_BACKEND=numpy|numba`` forces one. Without numba (or if its kernels fail to build) ndpool
+still works on the reference path and says so once in a warning.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -17,19 +21,39 @@ from ._semantics import Preset
 __all__ = ["backend_name", "run_adaptive_max_pool", "run_max_pool"]
 
 Result = tuple[np.ndarray, np.ndarray | None]
+BACKENDS = ("numba", "numpy")
+
+
+@functools.cache
+def _numba_kernels() -> tuple[Callable[..., Result], Callable[..., Result]] | None:
+    try:
+        from ._kernels import adaptive_max_pool_numba, max_pool_numba
+    except Exception as exc:  # numba missing or broken: degrade, once, loudly
+        warnings.warn(f"ndpool: numba kernels unavailable ({exc}); using the NumPy reference",
+                      RuntimeWarning, stacklevel=4)
+        return None
+    return max_pool_numba, adaptive_max_pool_numba
 
 
 def backend_name() -> str:
     """The backend the next call will use: ``"numba"`` or ``"numpy"``."""
     forced = os.environ.get("NDPOOL_BACKEND", "").strip().lower()
-    return "numpy" if forced in ("", "numpy") else forced
+    if forced and forced not in BACKENDS:
+        raise ValueError(f"NDPOOL_BACKEND must be one of {', '.join(BACKENDS)} (got {forced!r})")
+    if forced == "numpy" or _numba_kernels() is None:
+        return "numpy"
+    return "numba"
 
 
 def run_max_pool(x: np.ndarray, geom: PoolGeometry, preset: Preset,
                  index_dtype: np.dtype[Any] | None, index_axis: int) -> Result:
-    return max_pool_reference(x, geom, preset, index_dtype, index_axis)
+    kernels = _numba_kernels() if backend_name() == "numba" else None
+    run = kernels[0] if kernels else max_pool_reference
+    return run(x, geom, preset, index_dtype, index_axis)
 
 
 def run_adaptive_max_pool(x: np.ndarray, geom: AdaptiveGeometry, preset: Preset,
                           index_dtype: np.dtype[Any], index_axis: int) -> Result:
-    return adaptive_max_pool_reference(x, geom, preset, index_dtype, index_axis)
+    kernels = _numba_kernels() if backend_name() == "numba" else None
+    run = kernels[1] if kernels else adaptive_max_pool_reference
+    return run(x, geom, preset, index_dtype, index_axis)

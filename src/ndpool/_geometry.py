@@ -183,6 +183,11 @@ class AdaptiveGeometry(_Planes):
         i = np.arange(out, dtype=np.int64)
         return (i * size) // out, ((i + 1) * size + out - 1) // out
 
+    def tap_bounds(self, axis: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """As ``PoolGeometry.tap_bounds`` with dilation 1: bin start, first tap 0, bin length."""
+        start, end = self.bins(axis)
+        return start, np.zeros_like(start), end - start
+
     @cached_property
     def last_taps(self) -> tuple[int, ...] | None:
         return tuple(size - 1 for size in self.in_size)

@@ -1,0 +1,158 @@
+"""Prepare views and parameters for the compiled loops, allocate outputs, run them on threads.
+
+No shape arithmetic here: window positions and ranges come from the geometry (``tap_bounds``,
+``interior``); this module only lays them out as arrays for the kernels.
+
+Specializations are kept few on purpose (cold compilation costs seconds each): every array is
+typed with layout ``A`` whatever its strides, indices are always int64, and f16/bf16 travel as
+int16/uint16 bits. That is one compiled loop per element type and kernel.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import ml_dtypes
+import numba
+import numpy as np
+from numba import types
+
+from .. import _semantics as sem
+from .._geometry import AdaptiveGeometry, PoolGeometry, _Planes
+from ._loops import pool_channels_inner, pool_width_inner
+
+__all__ = ["adaptive_max_pool_numba", "max_pool_numba"]
+
+# f16 and bf16 travel as their bit patterns; the kernels' keys tell them apart by the view type.
+_STORAGE = {np.dtype(np.float16): np.dtype(np.int16), np.dtype(ml_dtypes.bfloat16): np.dtype(np.uint16)}
+_NO_INDICES = np.zeros((1, 1, 1, 1, 1), np.int64)
+# Below this many output elements a thread hand-off costs more than it saves.
+_MIN_PARALLEL_OUTPUTS = 1 << 14
+
+Result = tuple[np.ndarray, np.ndarray | None]
+Bounds = list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+def max_pool_numba(x: np.ndarray, geom: PoolGeometry, preset: sem.Preset,
+                   index_dtype: np.dtype[Any] | None, index_axis: int) -> Result:
+    bounds = [geom.tap_bounds(axis) for axis in range(len(geom.in_size))]
+    interior = geom.interior(len(geom.in_size) - 1)
+    return _run(x, geom, bounds, geom.dilations, geom.strides[-1], interior, preset, index_dtype,
+                index_axis)
+
+
+def adaptive_max_pool_numba(x: np.ndarray, geom: AdaptiveGeometry, preset: sem.Preset,
+                            index_dtype: np.dtype[Any], index_axis: int) -> Result:
+    bounds = [geom.tap_bounds(axis) for axis in range(len(geom.in_size))]
+    # Bins have no common stride: every output takes the per-output path (interior range empty).
+    return _run(x, geom, bounds, (1,) * len(geom.in_size), 1, (0, 0), preset, index_dtype,
+                index_axis)
+
+
+@functools.cache
+def _compiled(kernel: Any, dtype: np.dtype[Any]) -> Any:
+    """The kernel's entry point for ``dtype``, typed for any strides (compiled once, cached on disk)."""
+    elem = numba.from_dtype(dtype)
+    sig = (types.Array(elem, 5, "A"), types.Array(elem, 5, "A"), types.Array(types.int64, 5, "A"),
+           types.Array(types.int64, 3, "A"), types.Array(types.int64, 1, "A"),
+           types.Array(types.int64, 1, "A"), types.Array(elem, 1, "A"), types.int64, types.int64)
+    kernel.compile(sig)
+    return kernel.overloads[sig].entry_point
+
+
+_pool_lock = threading.Lock()
+_pools: dict[int, ThreadPoolExecutor] = {}
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    with _pool_lock:
+        if threads not in _pools:
+            _pools[threads] = ThreadPoolExecutor(threads, thread_name_prefix="ndpool")
+        return _pools[threads]
+
+
+def _launch(entry: Any, args: tuple[Any, ...], rows: int, outputs: int) -> None:
+    """Run ``entry`` over output rows, split evenly over numba's thread count (NUMBA_NUM_THREADS)."""
+    threads = min(numba.get_num_threads(), rows)
+    if threads <= 1 or outputs < _MIN_PARALLEL_OUTPUTS:
+        entry(*args, 0, rows)
+        return
+    step = math.ceil(rows / threads)
+    jobs = [_pool(threads).submit(entry, *args, lo, min(lo + step, rows)) for lo in range(0, rows, step)]
+    for job in jobs:
+        job.result()
+
+
+def _as_5d(a: np.ndarray) -> np.ndarray:
+    """(N, C, *X) -> (N, C, D, H, W) with unit axes in front: a view, never a copy."""
+    return np.expand_dims(a, tuple(range(2, 7 - a.ndim))) if a.ndim < 5 else a
+
+
+def _windows(bounds: Bounds) -> np.ndarray:
+    """win[axis, (tap-0 position, first tap, end tap), o] over 3 axes, unit axes in front."""
+    longest = max([1] + [start.size for start, _, _ in bounds])
+    win = np.zeros((3, 3, longest), np.int64)
+    win[:, 2, :] = 1  # a unit axis: one window with its single tap in range
+    for axis, rows in enumerate(bounds, start=3 - len(bounds)):
+        for row, values in enumerate(rows):
+            win[axis, row, : values.size] = values
+    return win
+
+
+def _params(geom: _Planes, preset: sem.Preset, want_idx: bool, index_axis: int, stride_w: int,
+            interior: tuple[int, int]) -> np.ndarray:
+    pad = 3 - len(geom.in_size)
+    strides = (0,) * pad + geom.scope_axis_strides(index_axis)
+    off_n = geom.channels * geom.plane_size if index_axis == 0 else 0
+    off_c = geom.plane_size if index_axis <= 1 else 0
+    empty_const, use_off = {
+        sem.MINUS_ONE: (-1, 0),
+        sem.PLANE_FIRST: (0, 1),
+        sem.BEFORE_PLANE: (-sum(strides), 1),
+    }[preset.empty_index]
+    return np.array([want_idx, preset.nan_rule == sem.IGNORE,
+                     preset.nan_rule in (sem.PROPAGATE_FIRST, sem.PROPAGATE_LAST),
+                     preset.nan_rule == sem.PROPAGATE_FIRST, off_n, off_c, *strides, empty_const,
+                     use_off, stride_w, *interior], np.int64)
+
+
+def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...], stride_w: int,
+         interior: tuple[int, int], preset: sem.Preset, index_dtype: np.dtype[Any] | None,
+         index_axis: int) -> Result:
+    values = np.empty(geom.output_shape, x.dtype)
+    # The kernels write int64; i32 is narrowed at the end (the geometry proved it fits).
+    indices = np.empty(geom.output_shape, np.int64) if index_dtype is not None else None
+    if values.size:
+        storage = _STORAGE.get(x.dtype, x.dtype)
+        x5 = _as_5d(x.view(storage) if storage != x.dtype else x)
+        out5 = _as_5d(_ncx(values.view(storage) if storage != x.dtype else values, geom))
+        idx5 = _as_5d(_ncx(indices, geom)) if indices is not None else _NO_INDICES
+        empty = np.array([preset.empty_value_for(x.dtype)], x.dtype).view(storage)
+        dil = np.array((1,) * (3 - len(dilations)) + tuple(dilations), np.int64)
+        p = _params(geom, preset, indices is not None, index_axis, stride_w, interior)
+        win = _windows(bounds)
+        _, _, out_d, out_h, _ = out5.shape
+        # Loop along whichever axis is adjacent in memory: channels (NXC) or width (NCX).
+        if geom.channels > 1 and abs(x5.strides[1]) < abs(x5.strides[4]):
+            to_nxc = (0, 2, 3, 4, 1)
+            if indices is not None:
+                idx5 = idx5.transpose(to_nxc)
+            args = (x5.transpose(to_nxc), out5.transpose(to_nxc), idx5, win, dil, p, empty)
+            _launch(_compiled(pool_channels_inner, storage), args, geom.batch * out_d * out_h,
+                    values.size)
+        else:
+            args = (x5, out5, idx5, win, dil, p, empty)
+            _launch(_compiled(pool_width_inner, storage), args,
+                    geom.batch * geom.channels * out_d * out_h, values.size)
+    if indices is not None and index_dtype != indices.dtype:
+        indices = indices.astype(index_dtype)
+    return _ncx(values, geom), _ncx(indices, geom) if indices is not None else None
+
+
+def _ncx(a: np.ndarray, geom: _Planes) -> np.ndarray:
+    """The logical NCX view of an array stored in the geometry's layout."""
+    return np.moveaxis(a, -1, 1) if geom.data_format == "NXC" else a

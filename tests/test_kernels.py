@@ -1,0 +1,153 @@
+"""The compiled kernels against the NumPy reference, bit for bit, on a generated grid.
+
+Every preset, dtype, layout, stride pattern (transposed, reversed, sliced, broadcast), rounding,
+auto_pad, dilation, index scope and index type; inputs with NaN, -inf, ties and signed zeros; empty
+windows from pads >= kernel. A fixed seed plus a varying one (printed; NDPOOL_TEST_SEED reproduces).
+"""
+
+from __future__ import annotations
+
+import os
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import ndpool
+from ndpool import _dispatch
+
+DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16, np.float64, np.int8, np.uint8, np.int32, np.int64]
+PRESETS = ["spec", "openvino", "onednn", "torch", "onnx"]
+VARYING_SEED = int(os.environ.get("NDPOOL_TEST_SEED", int.from_bytes(os.urandom(4), "little")))
+SEEDS = [20261130, VARYING_SEED]
+CASES_PER_SEED = 600
+
+
+def _run(backend: str, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+    old = os.environ.get("NDPOOL_BACKEND")
+    os.environ["NDPOOL_BACKEND"] = backend
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        if old is None:
+            del os.environ["NDPOOL_BACKEND"]
+        else:
+            os.environ["NDPOOL_BACKEND"] = old
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a).view(np.uint8)
+
+
+def _data(rng: np.random.Generator, shape: tuple[int, ...], dtype) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Small integer values (many ties) with NaN, +-inf and signed zeros sprinkled in."""
+    x = rng.integers(-3, 4, size=shape).astype(np.float64)
+    if np.dtype(dtype).kind == "f" or dtype == ml_dtypes.bfloat16:
+        special = rng.random(shape)
+        x[special < 0.05] = np.nan
+        x[(special >= 0.05) & (special < 0.1)] = -np.inf
+        x[(special >= 0.1) & (special < 0.2)] = -0.0
+        x[(special >= 0.2) & (special < 0.22)] = np.inf
+    elif np.dtype(dtype) == np.uint8:
+        x = np.abs(x)
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        x[rng.random(shape) < 0.05] = info.min  # collides with the empty-window value
+    return x.astype(dtype)
+
+
+def _layout(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
+    """The same logical array in another memory layout."""
+    kind = rng.integers(0, 5)
+    if kind == 1:  # stored transposed
+        return np.asfortranarray(x)
+    if kind == 2:  # reversed spatial axis
+        return np.ascontiguousarray(x[..., ::-1])[..., ::-1]
+    if kind == 3:  # a strided slice of a larger array
+        big = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
+        big[..., ::2] = x
+        return big[..., ::2]
+    if kind == 4 and x.shape[0] > 1:  # broadcast over N: zero stride
+        return np.broadcast_to(x[:1], x.shape)
+    return x
+
+
+def _max_pool_case(rng: np.random.Generator) -> tuple[np.ndarray, dict]:
+    nsp = int(rng.integers(1, 4))
+    kernel = tuple(int(k) for k in rng.integers(1, 4, nsp))
+    dil = tuple(int(d) for d in rng.integers(1, 3, nsp)) if rng.random() < 0.4 else (1,) * nsp
+    strides = tuple(int(s) for s in rng.integers(1, 4, nsp))
+    pads_b = tuple(int(p) for p in rng.integers(0, 4, nsp))
+    pads_e = tuple(int(p) for p in rng.integers(0, 4, nsp))
+    size = tuple(int(i) for i in rng.integers(1, 9 if nsp < 3 else 6, nsp))
+    n, c = int(rng.integers(1, 3)), int(rng.integers(1, 6))
+    dk = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
+    # Grow pads where the window would not fit (P < dk is an error, tested elsewhere).
+    pads_e = tuple(max(pe, dki - i - pb) for pe, dki, i, pb in zip(pads_e, dk, size, pads_b))
+    dtype = DTYPES[int(rng.integers(0, len(DTYPES)))]
+    layout = "NXC" if rng.random() < 0.5 else "NCX"
+    x = _data(rng, (n, c, *size), dtype)
+    if layout == "NXC":
+        x = np.moveaxis(x, 1, -1)
+    attrs = dict(kernel=kernel, strides=strides, pads_begin=pads_b, pads_end=pads_e, dilations=dil,
+                 rounding_type=str(rng.choice(["floor", "ceil", "ceil_torch"])),
+                 auto_pad=str(rng.choice(["none", "none", "same_upper", "same_lower", "valid"])),
+                 data_format=layout, semantics=str(rng.choice(PRESETS)),
+                 return_indices=bool(rng.random() < 0.7),
+                 index_element_type=str(rng.choice(["i32", "i64"])))
+    if rng.random() < 0.3:
+        attrs["index_axis"] = int(rng.integers(-x.ndim, x.ndim))
+    return _layout(rng, x), attrs
+
+
+def test_numba_backend_is_the_default() -> None:
+    assert _dispatch.backend_name() == "numba"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_max_pool_kernels_match_reference(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for case in range(CASES_PER_SEED):
+        x, attrs = _max_pool_case(rng)
+        try:
+            expected = _run("numpy", ndpool.max_pool, x, **attrs)
+        except ndpool.PoolingError:
+            continue  # e.g. auto_pad="valid" with P < dk: rejected the same way by both paths
+        got = _run("numba", ndpool.max_pool, x, **attrs)
+        expected = expected if isinstance(expected, tuple) else (expected,)
+        got = got if isinstance(got, tuple) else (got,)
+        for e, g in zip(expected, got, strict=True):
+            assert e.dtype == g.dtype and e.shape == g.shape
+            assert np.array_equal(_bits(e), _bits(g)), (
+                f"seed {seed} case {case}: {x.dtype} {x.shape} strides {x.strides} {attrs}")
+        checked += 1
+    assert checked > CASES_PER_SEED // 2
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_adaptive_kernels_match_reference(seed: int) -> None:
+    rng = np.random.default_rng(seed + 1)
+    for case in range(CASES_PER_SEED // 3):
+        nsp = int(rng.integers(1, 4))
+        size = tuple(int(i) for i in rng.integers(1, 10 if nsp < 3 else 6, nsp))
+        out = tuple(int(rng.integers(0, 2 * i + 2)) for i in size)
+        dtype = DTYPES[int(rng.integers(0, len(DTYPES)))]
+        layout = "NXC" if rng.random() < 0.5 else "NCX"
+        x = _data(rng, (int(rng.integers(1, 3)), int(rng.integers(1, 5)), *size), dtype)
+        if layout == "NXC":
+            x = np.moveaxis(x, 1, -1)
+        x = _layout(rng, x)
+        attrs = dict(data_format=layout, semantics=str(rng.choice(["spec", "openvino", "torch"])),
+                     index_element_type=str(rng.choice(["i32", "i64"])))
+        expected = _run("numpy", ndpool.adaptive_max_pool, x, out, **attrs)
+        got = _run("numba", ndpool.adaptive_max_pool, x, out, **attrs)
+        for e, g in zip(expected, got, strict=True):
+            assert e.dtype == g.dtype and e.shape == g.shape
+            assert np.array_equal(_bits(e), _bits(g)), (
+                f"seed {seed} case {case}: {x.dtype} {x.shape} strides {x.strides} {out} {attrs}")
+
+
+def test_seed_is_reported() -> None:
+    print(f"test_kernels varying seed: NDPOOL_TEST_SEED={VARYING_SEED}")
+    assert SEEDS[1] == VARYING_SEED
