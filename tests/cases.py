@@ -350,6 +350,8 @@ def random_maxpool_case(
     specials: Sequence[str] = _SPECIAL_NAMES,
     accept: Callable[[MaxPoolCase], bool] | None = None,
     max_tries: int = 1000,
+    attrs: dict | None = None,
+    shape: Sequence[int] | None = None,
 ) -> MaxPoolCase:
     """Draw a MaxPool case that ndpool accepts and that satisfies the constraints.
 
@@ -369,6 +371,9 @@ def random_maxpool_case(
     max_elements : bound on the input's element count.
     specials : special values to sprinkle into float data (see ``random_data``); ``()`` for none.
     accept : extra predicate; a case it rejects is redrawn.
+    attrs : keep these attributes (a previous case's) and draw only the input; ``ranks`` is then ignored and
+        only validity and ``accept`` are checked (not the pad constraints, which same_* pads could break).
+    shape : keep this NCX input shape (with ``attrs``: draw only new data).
     """
     ranks = tuple(ranks)
     rounding_types = tuple(rounding_types)
@@ -376,12 +381,28 @@ def random_maxpool_case(
     if not auto_choices:
         auto_choices = ("none",)
     for _ in range(max_tries):
-        rank = int(rng.choice(ranks))
-        spatial = [_small_int(rng, min_size, max_size) for _ in range(rank)]
-        n = _small_int(rng, min_batch, max_batch)
-        c = _small_int(rng, min_channels, max_channels)
-        if n * c * math.prod(spatial) > max_elements:
-            continue
+        rank = len(attrs["kernel"]) if attrs is not None else int(rng.choice(ranks))
+        if shape is not None:
+            n, c, *spatial = (int(v) for v in shape)
+            rank = len(spatial)
+        else:
+            spatial = [_small_int(rng, min_size, max_size) for _ in range(rank)]
+            n = _small_int(rng, min_batch, max_batch)
+            c = _small_int(rng, min_channels, max_channels)
+            if n * c * math.prod(spatial) > max_elements:
+                continue
+        if attrs is not None:
+            kernel, given = list(attrs["kernel"]), dict(attrs)
+            shape_ = (n, c, *spatial)
+            if not maxpool_case_is_valid(shape_, given):
+                if shape is not None:
+                    raise ValueError("random_maxpool_case: the given shape and attrs are invalid together")
+                continue
+            case = MaxPoolCase(x=random_data(rng, shape_, str(rng.choice(tuple(dtypes))), specials=specials),
+                               attrs=given)
+            if accept is not None and not accept(case):
+                continue
+            return case
         kernel = [_small_int(rng, 1, max_kernel) for _ in range(rank)]
         strides = [_small_int(rng, 1, max_stride) for _ in range(rank)]
         dil = [1 if rng.random() < 0.5 else _small_int(rng, 1, max_dilation) for _ in range(rank)]
@@ -395,7 +416,7 @@ def random_maxpool_case(
             limits.append(max(lim, 0))
         pb = [0 if rng.random() < 0.3 else _small_int(rng, 0, lim) for lim in limits]
         pe = list(pb) if symmetric_pads else [0 if rng.random() < 0.3 else _small_int(rng, 0, lim) for lim in limits]
-        attrs = {
+        drawn = {
             "kernel": tuple(kernel),
             "strides": tuple(strides),
             "dilations": tuple(dil),
@@ -404,10 +425,10 @@ def random_maxpool_case(
             "rounding_type": str(rng.choice(rounding_types)),
             "auto_pad": str(rng.choice(auto_choices)),
         }
-        shape = (n, c, *spatial)
-        if not maxpool_case_is_valid(shape, attrs):
+        shape_ = (n, c, *spatial)
+        if not maxpool_case_is_valid(shape_, drawn):
             continue
-        rb, re_ = resolve_pads(spatial, attrs)
+        rb, re_ = resolve_pads(spatial, drawn)
         if symmetric_pads and rb != re_:
             continue
         if pads_lt_kernel and any(p >= k for p, k in zip(rb + re_, kernel + kernel)):
@@ -415,8 +436,8 @@ def random_maxpool_case(
         if pads_le_half_kernel and any(p > k // 2 for p, k in zip(rb + re_, kernel + kernel)):
             continue
         dtype = str(rng.choice(tuple(dtypes)))
-        x = random_data(rng, shape, dtype, specials=specials)
-        case = MaxPoolCase(x=x, attrs=attrs)
+        x = random_data(rng, shape_, dtype, specials=specials)
+        case = MaxPoolCase(x=x, attrs=drawn)
         if accept is not None and not accept(case):
             continue
         return case
@@ -441,15 +462,32 @@ def random_adaptive_case(
     specials: Sequence[str] = _SPECIAL_NAMES,
     accept: Callable[[AdaptiveCase], bool] | None = None,
     max_tries: int = 1000,
+    output_size: Sequence[int] | None = None,
+    shape: Sequence[int] | None = None,
 ) -> AdaptiveCase:
-    """Draw an AdaptiveMaxPool-8 case (``min_out=0`` allows empty outputs; ``In = 0`` only with ``Out = 0``)."""
+    """Draw an AdaptiveMaxPool-8 case (``min_out=0`` allows empty outputs; ``In = 0`` only with ``Out = 0``).
+
+    ``output_size`` / ``shape`` keep those and draw the rest (``ranks`` is then ignored).
+    """
     for _ in range(max_tries):
-        rank = int(rng.choice(tuple(ranks)))
-        spatial = [_small_int(rng, min_size, max_size) for _ in range(rank)]
-        n = _small_int(rng, min_batch, max_batch)
-        c = _small_int(rng, min_channels, max_channels)
-        if n * c * math.prod(spatial) > max_elements:
-            continue
+        rank = int(rng.choice(tuple(ranks))) if output_size is None else len(output_size)
+        if shape is not None:
+            n, c, *spatial = (int(v) for v in shape)
+            rank = len(spatial)
+        else:
+            spatial = [_small_int(rng, min_size, max_size) for _ in range(rank)]
+            n = _small_int(rng, min_batch, max_batch)
+            c = _small_int(rng, min_channels, max_channels)
+            if n * c * math.prod(spatial) > max_elements:
+                continue
+        if output_size is not None:
+            if any(i == 0 and o > 0 for i, o in zip(spatial, output_size, strict=True)):
+                continue
+            case = AdaptiveCase(x=random_data(rng, (n, c, *spatial), str(rng.choice(tuple(dtypes))),
+                                              specials=specials), output_size=tuple(int(o) for o in output_size))
+            if accept is not None and not accept(case):
+                continue
+            return case
         out = []
         for i in spatial:
             hi = max_out if allow_out_gt_in else min(max_out, i)
