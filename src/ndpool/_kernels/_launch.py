@@ -54,12 +54,17 @@ def adaptive_max_pool_numba(x: np.ndarray, geom: AdaptiveGeometry, preset: sem.P
 
 
 @functools.cache
-def _compiled(kernel: Any, dtype: np.dtype[Any]) -> Any:
-    """The kernel's entry point for ``dtype``, typed for any strides (compiled once, cached on disk)."""
+def _compiled(kernel: Any, dtype: np.dtype[Any], input_layout: str) -> Any:
+    """The kernel's entry point for ``dtype`` (compiled once, cached on disk).
+
+    Outputs are always C-contiguous in the kernel's axis order; the input is typed ``C`` or ``A``
+    (any strides) by ``input_layout``.
+    """
     elem = numba.from_dtype(dtype)
-    sig = (types.Array(elem, 5, "A"), types.Array(elem, 5, "A"), types.Array(types.int64, 5, "A"),
-           types.Array(types.int64, 3, "A"), types.Array(types.int64, 1, "A"),
-           types.Array(types.int64, 1, "A"), types.Array(elem, 1, "A"), types.int64, types.int64)
+    sig = (types.Array(elem, 5, input_layout), types.Array(elem, 5, "C"),
+           types.Array(types.int64, 5, "C"), types.Array(types.int64, 3, "C"),
+           types.Array(types.int64, 1, "C"), types.Array(types.int64, 1, "C"),
+           types.Array(elem, 1, "C"), types.int64, types.int64)
     kernel.compile(sig)
     return kernel.overloads[sig].entry_point
 
@@ -123,36 +128,35 @@ def _params(geom: _Planes, preset: sem.Preset, want_idx: bool, index_axis: int, 
 def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...], stride_w: int,
          interior: tuple[int, int], preset: sem.Preset, index_dtype: np.dtype[Any] | None,
          index_axis: int) -> Result:
-    values = np.empty(geom.output_shape, x.dtype)
-    # The kernels write int64; i32 is narrowed at the end (the geometry proved it fits).
-    indices = np.empty(geom.output_shape, np.int64) if index_dtype is not None else None
-    if values.size:
-        storage = _STORAGE.get(x.dtype, x.dtype)
-        x5 = _as_5d(x.view(storage) if storage != x.dtype else x)
-        out5 = _as_5d(_ncx(values.view(storage) if storage != x.dtype else values, geom))
-        idx5 = _as_5d(_ncx(indices, geom)) if indices is not None else _NO_INDICES
+    storage = _STORAGE.get(x.dtype, x.dtype)
+    x5 = _as_5d(x.view(storage) if storage != x.dtype else x)
+    # Loop along whichever axis is adjacent in memory: channels (NXC) or width (NCX).
+    channels_inner = geom.channels > 1 and abs(x5.strides[1]) < abs(x5.strides[4])
+    order = (0, 2, 3, 4, 1) if channels_inner else (0, 1, 2, 3, 4)
+    out_shape = tuple(((geom.batch, geom.channels) + (1,) * (3 - len(geom.out_size))
+                       + geom.out_size)[axis] for axis in order)
+    out5 = np.empty(out_shape, storage)
+    idx5 = np.empty(out_shape, np.int64) if index_dtype is not None else _NO_INDICES
+    if out5.size:
         empty = np.array([preset.empty_value_for(x.dtype)], x.dtype).view(storage)
         dil = np.array((1,) * (3 - len(dilations)) + tuple(dilations), np.int64)
-        p = _params(geom, preset, indices is not None, index_axis, stride_w, interior)
-        win = _windows(bounds)
-        _, _, out_d, out_h, _ = out5.shape
-        # Loop along whichever axis is adjacent in memory: channels (NXC) or width (NCX).
-        if geom.channels > 1 and abs(x5.strides[1]) < abs(x5.strides[4]):
-            to_nxc = (0, 2, 3, 4, 1)
-            if indices is not None:
-                idx5 = idx5.transpose(to_nxc)
-            args = (x5.transpose(to_nxc), out5.transpose(to_nxc), idx5, win, dil, p, empty)
-            _launch(_compiled(pool_channels_inner, storage), args, geom.batch * out_d * out_h,
-                    values.size)
+        p = _params(geom, preset, index_dtype is not None, index_axis, stride_w, interior)
+        args = (x5.transpose(order), out5, idx5, _windows(bounds), dil, p, empty)
+        rows = math.prod(out_shape[:4]) if not channels_inner else math.prod(out_shape[:3])
+        if channels_inner:
+            layout = "C" if args[0].flags.c_contiguous else "A"
+            entry = _compiled(pool_channels_inner, storage, layout)
         else:
-            args = (x5, out5, idx5, win, dil, p, empty)
-            _launch(_compiled(pool_width_inner, storage), args,
-                    geom.batch * geom.channels * out_d * out_h, values.size)
-    if indices is not None and index_dtype != indices.dtype:
-        indices = indices.astype(index_dtype)
-    return _ncx(values, geom), _ncx(indices, geom) if indices is not None else None
+            entry = _compiled(pool_width_inner, storage, "A")
+        _launch(entry, args, rows, out5.size)
+    values = _ncx5(out5.view(x.dtype) if storage != x.dtype else out5, order, geom)
+    if index_dtype is None:
+        return values, None
+    # The kernels write int64; i32 is narrowed here (the geometry proved every index fits).
+    return values, _ncx5(idx5 if index_dtype == np.int64 else idx5.astype(index_dtype), order, geom)
 
 
-def _ncx(a: np.ndarray, geom: _Planes) -> np.ndarray:
-    """The logical NCX view of an array stored in the geometry's layout."""
-    return np.moveaxis(a, -1, 1) if geom.data_format == "NXC" else a
+def _ncx5(a5: np.ndarray, order: tuple[int, ...], geom: _Planes) -> np.ndarray:
+    """The logical (N, C, *X) view of a 5-D kernel-order output: unit axes dropped, never copied."""
+    ncx = a5.transpose(np.argsort(order))
+    return ncx[(slice(None), slice(None)) + (0,) * (3 - len(geom.out_size))]

@@ -97,12 +97,14 @@ def pool_channels_inner(x, out, idx, win, dil, p, empty, row_lo, row_hi):  # typ
                                 o[c] = v if _wins(as_key(v), as_key(m), nan_takes, hold) else m
 
 
-# Width innermost (NCX): per output row, each tap (jd, jh, jw) sweeps the row's interior outputs at
-# the w stride (no bounds checks there); border outputs and bins take the per-output path.
-# Rows are (n, c, od, oh).
+# Width innermost (NCX): per output row, each tap (jd, jh, jw) sweeps the row's interior outputs
+# (no bounds checks there); border outputs and bins take the per-output path. Each input row is first
+# split into ``sw`` phase rows (phase[r][i] = row[i*sw + r]) so that every tap is a unit-stride load
+# from a contiguous buffer whatever the input's strides: strided or 'A'-typed loads do not vectorize
+# (measured 3x slower). Rows are (n, c, od, oh).
 @njit(cache=True, nogil=True)
 def pool_width_inner(x, out, idx, win, dil, p, empty, row_lo, row_hi):  # type: ignore[no-untyped-def]
-    n_chan = x.shape[1]
+    n_chan, in_w = x.shape[1], x.shape[4]
     _, _, out_d, out_h, out_w = out.shape
     want_idx, seed_lowest = p[0] != 0, p[1] != 0
     nan_takes, hold = p[2] != 0, p[3] != 0
@@ -110,6 +112,7 @@ def pool_width_inner(x, out, idx, win, dil, p, empty, row_lo, row_hi):  # type: 
     sw, lo, hi = p[11], p[12], p[13]
     dd, dh, dw = dil[0], dil[1], dil[2]
     lowest = empty[0]
+    phase = np.empty((sw, (in_w + sw - 1) // sw), x.dtype)
     for row in range(row_lo, row_hi):
         n = row // (n_chan * out_d * out_h)
         c = (row // (out_d * out_h)) % n_chan
@@ -153,40 +156,40 @@ def pool_width_inner(x, out, idx, win, dil, p, empty, row_lo, row_hi):  # type: 
                 oi[ow] = mi
         if rows_empty or lo >= hi:
             continue
-        # Interior: every w tap is in range; the window of output ow starts at ow*sw + s0.
+        # Interior: every w tap is in range; tap jw of output ow reads w = ow*sw + s0 + jw*dw.
         s0 = win[2, 0, lo] - lo * sw
         k_w = win[2, 2, lo]
         if seed_lowest:
-            for ow in range(lo, hi):
-                o[ow] = lowest
+            o[lo:hi] = lowest
             if want_idx:
-                for ow in range(lo, hi):
-                    oi[ow] = base
-        else:
-            d, h = s_d + f_d * dd, s_h + f_h * dh
-            xr = x[n, c, d, h]
-            for ow in range(lo, hi):
-                o[ow] = xr[ow * sw + s0]
-            if want_idx:
-                fb = base + d * st_d + h * st_h
-                for ow in range(lo, hi):
-                    oi[ow] = fb + (ow * sw + s0) * st_w
+                oi[lo:hi] = base
         for jd in range(f_d, e_d):
             d = s_d + jd * dd
             for jh in range(f_h, e_h):
                 h = s_h + jh * dh
                 xr = x[n, c, d, h]
+                for r in range(sw):
+                    ph = phase[r]
+                    for i in range((in_w - r + sw - 1) // sw):
+                        ph[i] = xr[i * sw + r]
                 fb = base + d * st_d + h * st_h
+                first_row = jd == f_d and jh == f_h
                 for jw in range(k_w):
                     s = s0 + jw * dw
+                    q, ph = s // sw, phase[s % sw]
+                    if first_row and jw == 0 and not seed_lowest:
+                        for ow in range(lo, hi):
+                            o[ow] = ph[ow + q]
+                        if want_idx:
+                            for ow in range(lo, hi):
+                                oi[ow] = fb + (ow * sw + s) * st_w
                     if want_idx:
                         for ow in range(lo, hi):
-                            w = ow * sw + s
-                            v, m = xr[w], o[ow]
+                            v, m = ph[ow + q], o[ow]
                             take = _wins(as_key(v), as_key(m), nan_takes, hold)
                             o[ow] = v if take else m
-                            oi[ow] = fb + w * st_w if take else oi[ow]
+                            oi[ow] = fb + (ow * sw + s) * st_w if take else oi[ow]
                     else:
                         for ow in range(lo, hi):
-                            v, m = xr[ow * sw + s], o[ow]
+                            v, m = ph[ow + q], o[ow]
                             o[ow] = v if _wins(as_key(v), as_key(m), nan_takes, hold) else m
