@@ -2,6 +2,7 @@
 
 from ._errors import PoolingError
 from ._ops import adaptive_max_pool, adaptive_max_pool_output_shape, max_pool, max_pool_output_shape
+from ._pyramid import pyramid
 from .spec import get_op, list_ops
 
 __all__ = [
@@ -12,5 +13,6 @@ __all__ = [
     "list_ops",
     "max_pool",
     "max_pool_output_shape",
+    "pyramid",
 ]
 __version__ = "0.1.0"
