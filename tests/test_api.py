@@ -12,7 +12,7 @@ import pytest
 import ndpool
 
 PUBLIC = {"PoolingError", "adaptive_max_pool", "adaptive_max_pool_output_shape", "get_op", "list_ops",
-          "max_pool", "max_pool_output_shape"}
+          "max_pool", "max_pool_output_shape", "pyramid"}  # pyramid: the dask/OME-Zarr section (52cdbd5)
 SPEC_OPS = ["onednn:MaxPool-1", "openvino:AdaptiveMaxPool-8", "openvino:MaxPool-1", "openvino:MaxPool-14",
             "openvino:MaxPool-8"]
 K = inspect.Parameter.KEYWORD_ONLY

@@ -58,6 +58,15 @@ def test_wrong_list_length(name, value):
         ndpool.max_pool_output_shape(X2.shape, **{**OK, **NCX, name: value})
 
 
+@pytest.mark.parametrize("name", ["pads_begin", "pads_end"])
+@pytest.mark.parametrize("auto_pad", ["same_upper", "same_lower", "valid"])
+def test_wrong_pads_length_even_where_auto_pad_ignores_them(name, auto_pad):
+    with pytest.raises(ndpool.PoolingError, match=name):
+        pool(**{name: [0, 0, 0]}, auto_pad=auto_pad)
+    with pytest.raises(ndpool.PoolingError, match=name):
+        pool(**{name: 1.5}, auto_pad=auto_pad)
+
+
 @pytest.mark.parametrize("name", ["kernel", "strides", "dilations"])
 @pytest.mark.parametrize("value", [0, -1, (1, 0), [0, 2], "0,1"])
 def test_not_positive(name, value):
@@ -355,6 +364,18 @@ def test_fuzz_adaptive_only_pooling_error_escapes():
                 except Exception as exc:  # pragma: no cover
                     pytest.fail(f"{type(exc).__name__}: {exc} escaped for {shape} {size!r} {fmt} {sem} {it}")
     assert errors > 100
+
+
+@pytest.mark.parametrize("strides", [2**63, 2**64, 10**30])
+def test_huge_strides_give_a_result_or_a_pooling_error(strides):
+    # I=5, k=1: one window at 0 whatever the stride; the shape helper says (1, 1, 1)
+    x = np.array([[[4.0, 1.0, 9.0, 2.0, 3.0]]], np.float32)
+    assert ndpool.max_pool_output_shape(x.shape, kernel=1, strides=strides, **NCX) == (1, 1, 1)
+    try:
+        v, i = ndpool.max_pool(x, kernel=1, strides=strides, return_indices=True, **NCX)
+    except ndpool.PoolingError:
+        return
+    assert v.tolist() == [[[4.0]]] and i.tolist() == [[[0]]]
 
 
 @pytest.mark.parametrize("bad_shape", [(1, -1, 3), (1, 2.0, 3), None, 5, (1, 1, "3"), (1, True, 3)])

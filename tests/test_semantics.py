@@ -543,6 +543,30 @@ def test_i32_check_follows_index_scope():
         ndpool.max_pool(x, semantics="onnx", **kw)
 
 
+def test_i32_check_with_inner_scope_counts_only_scope_axes():
+    # index_axis=3 on (1, 1, 50000, 50000): index = w, at most 49999: fits; index_axis=2: up to 2.5e9 - 1
+    kw = dict(kernel=1, strides=1, data_format="NCX", return_indices=True, index_element_type="i32")
+    shape = (1, 1, 50000, 50000)
+    assert ndpool.max_pool_output_shape(shape, index_axis=3, **kw) == shape
+    assert ndpool.max_pool_output_shape(shape, index_axis=-1, **kw) == shape
+    with pytest.raises(ndpool.PoolingError, match="i32"):
+        ndpool.max_pool_output_shape(shape, index_axis=2, **kw)
+    # the largest index is the last *in-range* tap (small outputs only: geometry, no data)
+    one = dict(data_format="NCX", return_indices=True, index_element_type="i32")
+    # I = 2**31, taps at 0 and 2**31 - 1: fits exactly
+    assert ndpool.max_pool_output_shape((1, 1, 2**31), kernel=2, dilations=2**31 - 1, strides=2**32,
+                                        **one) == (1, 1, 1)
+    # I = 2**31 + 1, taps at 0 and 2**31: does not fit
+    with pytest.raises(ndpool.PoolingError, match="i32"):
+        ndpool.max_pool_output_shape((1, 1, 2**31 + 1), kernel=2, dilations=2**31, strides=2**32, **one)
+    # I = 2**31, pe = 1, taps at 0 and 2**31 (a pad): the largest in-range tap is 0: fits
+    assert ndpool.max_pool_output_shape((1, 1, 2**31), kernel=2, dilations=2**31, strides=2**32, pads_end=1,
+                                        **one) == (1, 1, 1)
+    # I = 2**31, pb = 1: taps at -1 (a pad) and 2**31 - 1: fits
+    assert ndpool.max_pool_output_shape((1, 1, 2**31), kernel=2, dilations=2**31, strides=2**32, pads_begin=1,
+                                        **one) == (1, 1, 1)
+
+
 def test_adaptive_i32_overflow():
     big = np.broadcast_to(np.float32(0), (1, 1, 50000, 50000))
     with pytest.raises(ndpool.PoolingError, match="i32"):
