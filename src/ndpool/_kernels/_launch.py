@@ -158,5 +158,5 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
 
 def _ncx5(a5: np.ndarray, order: tuple[int, ...], geom: _Planes) -> np.ndarray:
     """The logical (N, C, *X) view of a 5-D kernel-order output: unit axes dropped, never copied."""
-    ncx = a5.transpose(np.argsort(order))
+    ncx = a5.transpose(tuple(order.index(axis) for axis in range(5)))
     return ncx[(slice(None), slice(None)) + (0,) * (3 - len(geom.out_size))]
