@@ -9,7 +9,10 @@ Facts about onnxruntime 1.32 (CPU execution provider) learned by running it:
   rule differs. With it, the rule is "first valid": start at the window's first in-range tap, take ``v > m``.
   Indices are global (N and C counted), row-major (``storage_order=0``).
 * A window without an in-range tap (possible with dilation even when ``pads < kernel``) gives the type's lowest
-  value and the index ``plane_offset + flat(-1, ..., -1)``.
+  value (f32 -3.4028235e38, f64 -1.7976931348623157e308, i8 -128, u8 0) except float16, where it is **-inf**
+  (not -65504), and the index ``plane_offset + flat(-1, ..., -1)``.
+* Pads must be < kernel (``Pad should be smaller than kernel``); only N may be 0 (C = 0 is rejected). Cases with
+  ``P < dk`` are accepted (the output size truncates toward zero), ndpool rejects them.
 * ``auto_pad=SAME_*`` pads are computed without dilation and without clamping at 0
   (``total = (ceil(I/s) - 1)*s + k - I``); they agree with ndpool only where that equals the dilation-aware,
   clamped rule. See :func:`ort_same_pads`.

@@ -13,12 +13,22 @@ Facts about torch 2.13 (CPU) learned by running it:
   in the end padding (ndpool's ``ceil_torch``). Torch accepts some cases with ``P < dk`` in ceil mode.
 * A window without an in-range tap (possible with dilation) gives -inf (int: the type's minimum), but its index
   is undefined (torch reports the clamped window start, possibly out of the plane).
+* channels_last integer max pooling (2-D and 3-D, C > 1) rejects planes with more elements than the signed
+  integer type of the element size can hold (i8 and u8: 127; "Expected input_depth * input_height *
+  input_width <= std::numeric_limits<integer_t>::max()"). See :func:`channels_last_supported`.
+* The channels_last_3d kernel drops the depth term from the index of a window whose in-range taps all equal the
+  start value (-inf, or the integer minimum): it reports ``h*W + w`` of the first tap instead of
+  ``d*H*W + h*W + w``. The NCX kernels and channels_last 2-D report the first tap correctly.
 * 1-D max pooling with indices is the 2-D kernel on a unit axis; there is no channels_last 1-D.
+* bfloat16 NaN outputs are canonicalized to 0x7FC0 (torch computes bf16 in float32 and rounds back): a -NaN or
+  a NaN payload is lost, so the output is not bit-identical to the input element its index points at.
+  f16, f32 and f64 keep the NaN's bits. :func:`restore_nan_bits` undoes this for comparisons.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 
 import ml_dtypes
 import numpy as np
@@ -35,6 +45,19 @@ TORCH_MAXPOOL_DTYPES: tuple[np.dtype, ...] = tuple(
 TORCH_ADAPTIVE_DTYPES: tuple[np.dtype, ...] = tuple(
     np.dtype(t) for t in (np.float32, np.float64, np.float16, BF16)
 )
+
+
+@contextlib.contextmanager
+def _single_thread() -> Iterator[None]:
+    """Run torch single-threaded: deterministic, and on a busy 2-core machine a multi-threaded call on a tiny
+    tensor costs ~10 ms of OpenMP spinning instead of ~10 us. The global setting is restored afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.no_grad():
+            yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def to_torch(x: np.ndarray, *, channels_last: bool = False) -> torch.Tensor:
@@ -71,6 +94,13 @@ def _tuple(v: int | Sequence[int], n: int) -> tuple[int, ...]:
     return t
 
 
+def channels_last_supported(x: np.ndarray) -> bool:
+    """False where torch's channels_last integer max pooling rejects the plane size (see the module notes)."""
+    if x.dtype.kind not in "iu":
+        return True
+    return int(np.prod(x.shape[2:])) <= np.iinfo(np.dtype(f"i{x.dtype.itemsize}")).max
+
+
 def torch_max_pool(
     x: np.ndarray,
     *,
@@ -89,7 +119,7 @@ def torch_max_pool(
     if n not in (1, 2, 3):
         raise ValueError(f"rank {x.ndim} not supported")
     fn = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[n - 1]
-    with torch.no_grad():
+    with _single_thread():
         v, i = fn(
             to_torch(x, channels_last=channels_last),
             kernel_size=_tuple(kernel, n),
@@ -110,7 +140,7 @@ def torch_adaptive_max_pool(
     if n not in (1, 2, 3):
         raise ValueError(f"rank {x.ndim} not supported")
     fn = (F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[n - 1]
-    with torch.no_grad():
+    with _single_thread():
         v, i = fn(
             to_torch(x, channels_last=channels_last),
             output_size=_tuple(output_size, n),
@@ -131,7 +161,7 @@ def torch_max_pool_output_shape(
     """The output shape torch gives (run on a meta tensor, so no data is touched)."""
     n = len(input_shape) - 2
     fn = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[n - 1]
-    with torch.no_grad():
+    with _single_thread():
         v, _ = fn(
             torch.empty(tuple(input_shape), device="meta"),
             kernel_size=_tuple(kernel, n),
@@ -142,3 +172,20 @@ def torch_max_pool_output_shape(
             return_indices=True,
         )
     return tuple(v.shape)
+
+
+def restore_nan_bits(x: np.ndarray, values: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """Where torch output a NaN, the NaN input element its (per-plane) index points at, bit-exact.
+
+    Undoes torch's bf16 NaN canonicalization (see the module notes); other values are returned unchanged.
+    """
+    if values.dtype.kind in "iu" or values.size == 0:
+        return values
+    nan = np.isnan(values)
+    if not nan.any():
+        return values
+    n, c = x.shape[:2]
+    flat = x.reshape(n, c, -1)
+    idx = indices.reshape(n, c, -1)
+    picked = np.take_along_axis(flat, np.clip(idx, 0, max(flat.shape[2] - 1, 0)), axis=2).reshape(values.shape)
+    return np.where(nan, picked, values)
