@@ -80,11 +80,12 @@ def dask_max_pool(data: da.Array, /, *, kernel: IntOrInts, strides: IntOrInts,
 
     Memory: a task holds its *slab* -- the input its windows read: its own input chunk plus, per
     spatial axis, at most ``dk - 1 = (k-1)*d`` elements of halo from the following chunks -- once as
-    the pieces it is cut from and once assembled (no copy when it lies in one chunk), and its output:
-    the values, and with indices an int64 index per output plus two int64 temporaries of that size
-    for the conversion to global indices. So the peak per task is at most
-    ``2 * slab + output * (itemsize + 24 bytes)`` with indices, ``2 * slab + output * itemsize``
-    without, for slab ``<= prod(chunk_x + dk_x - 1) * n_chunk * c_chunk * itemsize``.
+    the pieces it is cut from and once assembled (not when it lies in one chunk), and its output.
+    With ``S = n_chunk * c_chunk * prod(chunk_x + dk_x - 1) * itemsize`` (the largest slab) and ``O``
+    the outputs of the block, a task's peak is at most ``2*S + O*itemsize`` bytes, and with indices
+    ``2*S + O*(itemsize + 25 + index itemsize)`` (the int64 slab indices, their conversion to global
+    ones in place with one int64 temporary and a mask, and the cast). That is the compiled kernels'
+    path; the NumPy reference backend adds a few output-sized temporaries.
 
     Examples
     --------
@@ -125,9 +126,9 @@ def dask_adaptive_max_pool(data: da.Array, /, output_size: Any, *, index_element
     slab runs from its first bin's start to its last bin's end (its chunk plus at most one bin length
     of halo). Indices are global per (n, c) plane, with the first-maximum rule of the in-memory op.
 
-    Memory: per task, at most ``2 * slab + output * (itemsize + 32 bytes)`` (values, i64 indices and
-    the conversion's temporaries), for slab ``<= prod(chunk_x + bin_x - 1) * n_chunk * c_chunk *
-    itemsize`` with ``bin_x = ceil(In/Out) + 1`` the longest bin.
+    Memory: per task, at most ``2*S + O*(itemsize + 25 + index itemsize)`` bytes for ``O`` outputs
+    (as for :func:`dask_max_pool`), with the slab ``S <= n_chunk * c_chunk * prod(chunk_x + bin_x - 1)
+    * itemsize`` and ``bin_x <= ceil(In/Out) + 1`` the longest bin on axis x.
 
     Examples
     --------
@@ -434,22 +435,32 @@ def _took_a_tap(preset: sem.Preset, values: np.ndarray, local: np.ndarray) -> np
 
 def _global_indices(job: _Job, block: _Block, local: np.ndarray, taken: np.ndarray) -> np.ndarray:
     """Slab-local per-plane flat indices (NCX) -> global indices in the scope of ``job.index_axis``,
-    with the preset's empty-window index where no tap was ``taken`` (as ``_scoped_indices``)."""
+    with the preset's empty-window index where no tap was ``taken`` (as ``_scoped_indices``).
+
+    Works in place on ``local`` (which it consumes) and one int64 array, plus one temporary per axis.
+    """
     geom = job.geom
-    rem = np.where(taken, local, 0)
+    rem = local
+    np.copyto(rem, 0, where=~taken)
     flat = np.zeros_like(rem)
     for size, origin, stride in reversed(list(zip(block.geom.in_size, block.origin, geom.plane_strides,
                                                   strict=True))):
         size = max(size, 1)  # an empty slab axis: no window took a tap, rem is 0
-        flat += (rem % size + origin) * stride
+        position = rem % size
+        position += origin
+        position *= stride
+        flat += position
         rem //= size
+    del position, rem
     assert block.offsets is not None
     offsets = block.offsets.reshape(block.offsets.shape + (1,) * len(geom.in_size))
-    real = (offsets + flat) % max(geom.scope_modulus(job.index_axis), 1)
+    flat += offsets
+    flat %= max(geom.scope_modulus(job.index_axis), 1)
     if job.preset.empty_index == sem.MINUS_ONE:
         empty: Any = np.int64(-1)
     elif job.preset.empty_index == sem.PLANE_FIRST:
         empty = offsets
     else:  # BEFORE_PLANE: the flat index of spatial position (-1, ..., -1), in the scope
         empty = offsets - sum(geom.scope_axis_strides(job.index_axis))
-    return np.where(taken, real, empty)
+    np.copyto(flat, np.broadcast_to(empty, flat.shape), where=~taken)
+    return flat

@@ -44,7 +44,8 @@ def pyramid(array: Any, levels: int, factor: int | Sequence[int] = 2, *, store: 
             axes: str | Sequence[str] | None = None, chunks: Sequence[int] | None = None,
             scale: Sequence[float] | None = None, translation: Sequence[float] | None = None,
             units: Mapping[str, str] | None = None, name: str | None = None, ome_version: str = "0.5",
-            overwrite: bool = False, progress: bool = False) -> list[da.Array]:
+            overwrite: bool = False, progress: bool = False,
+            zarr_array_kwargs: Mapping[str, Any] | None = None) -> list[da.Array]:
     """Write a multiscale max pyramid of ``array`` to ``store`` as an OME-Zarr image.
 
     Parameters
@@ -78,6 +79,8 @@ def pyramid(array: Any, levels: int, factor: int | Sequence[int] = 2, *, store: 
     progress : bool
         Show a progress bar per computation: dask's (``distributed.progress`` under a distributed
         client).
+    zarr_array_kwargs : mapping, optional
+        More arguments for ``zarr.Group.create_array`` of every level, e.g. ``compressors=None``.
 
     Returns
     -------
@@ -128,8 +131,8 @@ def pyramid(array: Any, levels: int, factor: int | Sequence[int] = 2, *, store: 
                             for i, s in enumerate(shapes[-1])))
     zarr_format = OME_VERSIONS[ome_version]
     group = zarr.open_group(store, mode="w" if overwrite else "w-", zarr_format=zarr_format)
-    targets = [_create_level(group, str(k), shape, write_chunks, x.dtype, names, zarr_format)
-               for k, shape in enumerate(shapes)]
+    targets = [_create_level(group, str(k), shape, write_chunks, x.dtype, names, zarr_format,
+                             zarr_array_kwargs or {}) for k, shape in enumerate(shapes)]
 
     def down(level: da.Array) -> da.Array:
         mapped = da.map_blocks(to_pool, level, dtype=pool_dtype)  # type: ignore[no-untyped-call]
@@ -256,10 +259,12 @@ def _downsample(level: da.Array, spatial: list[int], factors: tuple[int, ...]) -
 
 
 def _create_level(group: zarr.Group, path: str, shape: tuple[int, ...], chunks: tuple[int, ...],
-                  dtype: np.dtype[Any], names: list[str], zarr_format: int) -> zarr.Array[Any]:
-    extra: dict[str, Any] = ({"dimension_names": names} if zarr_format == 3 else
-                             {"chunk_key_encoding": {"name": "v2", "separator": "/"}})  # 0.4: nested
-    return group.create_array(path, shape=shape, chunks=_clip(chunks, shape), dtype=dtype, **extra)
+                  dtype: np.dtype[Any], names: list[str], zarr_format: int,
+                  kwargs: Mapping[str, Any]) -> zarr.Array[Any]:
+    layout: dict[str, Any] = ({"dimension_names": names} if zarr_format == 3 else
+                              {"chunk_key_encoding": {"name": "v2", "separator": "/"}})  # 0.4: nested
+    return group.create_array(path, shape=shape, chunks=_clip(chunks, shape), dtype=dtype,
+                              **{**kwargs, **layout})
 
 
 def _metadata(names: list[str], shapes: list[tuple[int, ...]], spatial: list[int],
