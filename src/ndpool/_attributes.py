@@ -37,6 +37,9 @@ AUTO_PADS = {
     "valid": "valid",
 }
 DATA_FORMATS = {"nxc": "NXC", "ncx": "NCX"}
+# Window arithmetic runs in int64; this bound keeps every intermediate far from overflow.
+ATTRIBUTE_LIMIT = 2**40
+
 INDEX_TYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64),
                "int32": np.dtype(np.int32), "int64": np.dtype(np.int64)}
 
@@ -79,6 +82,8 @@ def parse_int_list(op: str, name: str, value: Any, n: int, minimum: int) -> tupl
     result = tuple(int(v) for v in items)
     if any(v < minimum for v in result):
         raise PoolingError(op, name, rule, result)
+    if any(v > ATTRIBUTE_LIMIT for v in result):
+        raise PoolingError(op, name, "must be at most 2**40", result)
     return result
 
 

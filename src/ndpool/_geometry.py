@@ -161,14 +161,28 @@ class PoolGeometry(_Planes):
 
     @cached_property
     def last_taps(self) -> tuple[int, ...] | None:
-        """Per axis, the largest input position any window reads (None if no window reads any)."""
+        """Per axis, the largest input position any window reads (None if no window reads any).
+
+        From the formulas, in O(dilation) per axis: no array of the output's size (the i32 check
+        runs before any allocation, for outputs of any size)."""
         result = []
         for axis in range(len(self.in_size)):
-            start, first, end = self.tap_bounds(axis)
-            hit = end > first
-            if not hit.any():
+            size, k, s, d = self.in_size[axis], self.kernel[axis], self.strides[axis], self.dilations[axis]
+            pb, out = self.pads_begin[axis], self.out_size[axis]
+            # The last window that starts at or before I-1; later ones lie in the end padding.
+            last = min(out - 1, (size - 1 + pb) // s) if size > 0 else -1
+            # A window reaching past I-1 reads I-1 minus its start's residue mod d, so only the last
+            # d / gcd(s, d) windows can hold the largest tap (earlier ones repeat their residues).
+            period = d // math.gcd(s, d)
+            best = -1
+            for o in range(last, max(last - min(period, 1 << 20), -1), -1):
+                start = o * s - pb
+                j = min(k - 1, (size - 1 - start) // d)
+                if j >= 0 and start + j * d >= 0:
+                    best = max(best, start + j * d)
+            if best < 0:
                 return None
-            result.append(int((start + (end - 1) * self.dilations[axis])[hit].max()))
+            result.append(best)
         return tuple(result)
 
 

@@ -81,7 +81,8 @@ ADAPTIVE_PRESETS = {
 
 def preset_for(op: str, name: Any) -> Preset:
     """The preset called ``name`` (case-insensitive) for ``op``."""
-    table = ADAPTIVE_PRESETS if op.startswith("AdaptiveMaxPool") else MAX_POOL_PRESETS
+    # ``op`` may be a versioned name such as "openvino:AdaptiveMaxPool-8".
+    table = ADAPTIVE_PRESETS if "AdaptiveMaxPool" in op else MAX_POOL_PRESETS
     if isinstance(name, Preset) and table.get(name.name) == name:
         return name
     if isinstance(name, str) and name.strip().lower() in table:

@@ -54,17 +54,12 @@ def adaptive_max_pool_numba(x: np.ndarray, geom: AdaptiveGeometry, preset: sem.P
 
 
 @functools.cache
-def _compiled(kernel: Any, dtype: np.dtype[Any], input_layout: str) -> Any:
-    """The kernel's entry point for ``dtype`` (compiled once, cached on disk).
-
-    Outputs are always C-contiguous in the kernel's axis order; the input is typed ``C`` or ``A``
-    (any strides) by ``input_layout``.
-    """
-    elem = numba.from_dtype(dtype)
-    sig = (types.Array(elem, 5, input_layout), types.Array(elem, 5, "C"),
-           types.Array(types.int64, 5, "C"), types.Array(types.int64, 3, "C"),
-           types.Array(types.int64, 1, "C"), types.Array(types.int64, 1, "C"),
-           types.Array(elem, 1, "C"), types.int64, types.int64)
+def _compiled(kernel: Any, dtype: np.dtype[Any]) -> Any:
+    """The kernel's entry point for ``dtype`` (compiled once, cached on disk)."""
+    elem, i64 = numba.from_dtype(dtype), types.int64
+    sig = (types.Array(elem, 1, "C"), i64, types.Array(i64, 1, "C"), types.Array(elem, 5, "C"),
+           types.Array(i64, 5, "C"), types.Array(i64, 3, "C"), types.Array(i64, 1, "C"),
+           types.Array(i64, 1, "C"), types.Array(elem, 1, "C"), i64, i64)
     kernel.compile(sig)
     return kernel.overloads[sig].entry_point
 
@@ -109,7 +104,7 @@ def _windows(bounds: Bounds) -> np.ndarray:
 
 
 def _params(geom: _Planes, preset: sem.Preset, want_idx: bool, index_axis: int, stride_w: int,
-            interior: tuple[int, int]) -> np.ndarray:
+            interior: tuple[int, int], in_w: int) -> np.ndarray:
     pad = 3 - len(geom.in_size)
     strides = (0,) * pad + geom.scope_axis_strides(index_axis)
     off_n = geom.channels * geom.plane_size if index_axis == 0 else 0
@@ -122,7 +117,7 @@ def _params(geom: _Planes, preset: sem.Preset, want_idx: bool, index_axis: int, 
     return np.array([want_idx, preset.nan_rule == sem.IGNORE,
                      preset.nan_rule in (sem.PROPAGATE_FIRST, sem.PROPAGATE_LAST),
                      preset.nan_rule == sem.PROPAGATE_FIRST, off_n, off_c, *strides, empty_const,
-                     use_off, stride_w, *interior], np.int64)
+                     use_off, stride_w, *interior, in_w], np.int64)
 
 
 def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...], stride_w: int,
@@ -140,20 +135,36 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
     if out5.size:
         empty = np.array([preset.empty_value_for(x.dtype)], x.dtype).view(storage)
         dil = np.array((1,) * (3 - len(dilations)) + tuple(dilations), np.int64)
-        p = _params(geom, preset, index_dtype is not None, index_axis, stride_w, interior)
-        args = (x5.transpose(order), out5, idx5, _windows(bounds), dil, p, empty)
-        rows = math.prod(out_shape[:4]) if not channels_inner else math.prod(out_shape[:3])
-        if channels_inner:
-            layout = "C" if args[0].flags.c_contiguous else "A"
-            entry = _compiled(pool_channels_inner, storage, layout)
-        else:
-            entry = _compiled(pool_width_inner, storage, "A")
-        _launch(entry, args, rows, out5.size)
+        p = _params(geom, preset, index_dtype is not None, index_axis, stride_w, interior,
+                    x5.shape[4])
+        flat, offset, strides = _flat_view(x5)
+        args = (flat, offset, strides, out5, idx5, _windows(bounds), dil, p, empty)
+        kernel = pool_channels_inner if channels_inner else pool_width_inner
+        rows = math.prod(out_shape[:3]) if channels_inner else math.prod(out_shape[:4])
+        _launch(_compiled(kernel, storage), args, rows, out5.size)
     values = _ncx5(out5.view(x.dtype) if storage != x.dtype else out5, order, geom)
     if index_dtype is None:
         return values, None
     # The kernels write int64; i32 is narrowed here (the geometry proved every index fits).
     return values, _ncx5(idx5 if index_dtype == np.int64 else idx5.astype(index_dtype), order, geom)
+
+
+def _flat_view(x5: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
+    """A 1-D contiguous view of the memory ``x5`` spans, the offset of ``x5[0, 0, 0, 0, 0]`` in it,
+    and element strides: the kernels read any layout (transposed, reversed, broadcast) in place."""
+    itemsize = x5.itemsize
+    if x5.size == 0:  # every window is empty: the kernels read nothing
+        return np.zeros(1, x5.dtype), 0, np.zeros(5, np.int64)
+    if any(st % itemsize for st in x5.strides):  # e.g. a field of a structured array
+        x5 = np.ascontiguousarray(x5)  # the one case that is copied; NumPy cannot even view it flat
+    strides = np.array([st // itemsize for st in x5.strides], np.int64)
+    # The lowest and highest elements the view can address.
+    low = sum(int(st) * (dim - 1) for st, dim in zip(strides, x5.shape) if st < 0)
+    high = sum(int(st) * (dim - 1) for st, dim in zip(strides, x5.shape) if st > 0)
+    corner = x5[tuple(slice(dim - 1, dim) if st < 0 else slice(0, 1)
+                      for st, dim in zip(strides, x5.shape))]
+    flat = np.lib.stride_tricks.as_strided(corner, shape=(high - low + 1,), strides=(itemsize,))
+    return flat, -low, strides
 
 
 def _ncx5(a5: np.ndarray, order: tuple[int, ...], geom: _Planes) -> np.ndarray:

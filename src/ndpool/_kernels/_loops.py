@@ -5,15 +5,22 @@ windows by ``win[axis, 0|1|2, o]`` = (position of tap 0, first in-range tap, end
 plus a dilation: one description for MaxPool and AdaptiveMaxPool bins alike. Every output visits its
 taps in row-major order, so the first-maximum rule holds by construction.
 
+The input arrives as a flat, C-typed buffer with an offset and element strides for the logical
+(N, C, D, H, W) axes, whatever its real layout (transposed, reversed, broadcast): one compiled
+specialization per element type. Rows that are unit-stride in memory are sliced straight out of the
+buffer; others are gathered into a small scratch row first. Either way the update loops run over
+contiguous, zero-based rows, which LLVM vectorizes (strided, signed-offset or 'A'-typed loads did
+not: measured 3x slower).
+
 The update of a running maximum ``m`` by a tap ``v`` is one rule for every preset:
     take = key(v) > key(m)  or  (nan_takes and isnan(v) and not (hold and isnan(m)))
 spec: nan_takes, hold (first NaN stays); torch: nan_takes (last NaN); openvino/onnx: neither.
 Presets that start at the first tap (all but openvino's MaxPool) seed ``m`` with it; openvino seeds
-``lowest`` and the plane's first index. Written as selects, so the inner loops vectorize.
+``lowest`` and the plane's first index.
 
 Parameters ``p`` (int64): want_idx, seed_lowest, nan_takes, hold, index offset per n, per c,
 index strides of d, h, w, empty-window index constant, whether it adds the plane offset,
-then for ``pool_width_inner`` the w stride and the interior output range [lo, hi).
+the w stride and the interior output range [lo, hi) (``pool_width_inner``).
 
 Each kernel handles output rows ``[row_lo, row_hi)`` and releases the GIL; ``_launch`` splits the
 rows over threads. (``parallel=True`` gave the same speed but doubled cold compilation to ~10 s per
@@ -33,17 +40,65 @@ def _wins(kv, km, nan_takes, hold):  # type: ignore[no-untyped-def]
     return (kv > km) | (nan_takes & (kv != kv) & ~(hold & (km != km)))
 
 
-# Channels innermost (NXC, or any input whose channel stride is the smallest): every tap is one
-# unit-stride row of C values, and the update vectorizes across channels. Rows are (n, od, oh).
+@njit
+def _gather(flat, start, count, stride, dst):  # type: ignore[no-untyped-def]
+    for i in range(count):
+        dst[i] = flat[start + i * stride]
+
+
+@njit
+def _row(flat, start, count, stride, scratch):  # type: ignore[no-untyped-def]
+    """``count`` elements from ``start`` at ``stride`` as a contiguous row (copied only if strided)."""
+    if stride == 1:
+        return flat[start:start + count]
+    _gather(flat, start, count, stride, scratch)
+    return scratch[:count]
+
+
+@njit
+def _update(src, dst, dsti, f, step, want_idx, nan_takes, hold):  # type: ignore[no-untyped-def]
+    """dst[i] <- src[i] where the tap wins; its index is ``f + i*step``."""
+    if want_idx:
+        for i in range(dst.shape[0]):
+            v, m = src[i], dst[i]
+            take = _wins(as_key(v), as_key(m), nan_takes, hold)
+            dst[i] = v if take else m
+            dsti[i] = f + i * step if take else dsti[i]
+    else:
+        for i in range(dst.shape[0]):
+            v, m = src[i], dst[i]
+            dst[i] = v if _wins(as_key(v), as_key(m), nan_takes, hold) else m
+
+
+@njit
+def _seed(src, dst, dsti, f, step, want_idx):  # type: ignore[no-untyped-def]
+    """Start every running maximum at a tap; its index is ``f + i*step``."""
+    dst[:] = src
+    if want_idx:
+        for i in range(dst.shape[0]):
+            dsti[i] = f + i * step
+
+
+@njit
+def _fill(value, dst, dsti, f, step, want_idx):  # type: ignore[no-untyped-def]
+    """Start every running maximum at ``value`` (empty windows, openvino's ``lowest``)."""
+    dst[:] = value
+    if want_idx:
+        for i in range(dst.shape[0]):
+            dsti[i] = f + i * step
+
+
+# Channels innermost (NXC, or any input whose channel stride is the smallest): every tap is one row
+# of C values and the update vectorizes across channels. Rows are (n, od, oh).
 @njit(cache=True, nogil=True)
-def pool_channels_inner(x, out, idx, win, dil, p, empty, row_lo, row_hi):  # type: ignore[no-untyped-def]
-    n_chan = x.shape[4]
-    _, out_d, out_h, out_w, _ = out.shape
+def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi):  # type: ignore[no-untyped-def]
+    _, out_d, out_h, out_w, n_chan = out.shape
     want_idx, seed_lowest = p[0] != 0, p[1] != 0
     nan_takes, hold = p[2] != 0, p[3] != 0
     off_n, off_c, st_d, st_h, st_w, empty_idx, use_off = p[4], p[5], p[6], p[7], p[8], p[9], p[10]
     dd, dh, dw = dil[0], dil[1], dil[2]
     lowest = empty[0]
+    scratch = np.empty(n_chan, flat.dtype)
     for row in range(row_lo, row_hi):
         n = row // (out_d * out_h)
         od = (row // out_h) % out_d
@@ -56,63 +111,44 @@ def pool_channels_inner(x, out, idx, win, dil, p, empty, row_lo, row_hi):  # typ
             o = out[n, od, oh, ow]
             oi = idx[n, od, oh, ow] if want_idx else idx[0, 0, 0, 0]
             if f_d >= e_d or f_h >= e_h or f_w >= e_w:  # an empty window
-                for c in range(n_chan):
-                    o[c] = lowest
-                if want_idx:
-                    for c in range(n_chan):
-                        oi[c] = empty_idx + use_off * (base + c * off_c)
+                _fill(lowest, o, oi, empty_idx + use_off * base, use_off * off_c, want_idx)
                 continue
             if seed_lowest:
-                for c in range(n_chan):
-                    o[c] = lowest
-                if want_idx:
-                    for c in range(n_chan):
-                        oi[c] = base + c * off_c
+                _fill(lowest, o, oi, base, off_c, want_idx)
             else:
                 d, h, w = s_d + f_d * dd, s_h + f_h * dh, s_w + f_w * dw
-                first = x[n, d, h, w]
-                for c in range(n_chan):
-                    o[c] = first[c]
-                if want_idx:
-                    f0 = base + d * st_d + h * st_h + w * st_w
-                    for c in range(n_chan):
-                        oi[c] = f0 + c * off_c
+                at = xoff + n * xst[0] + d * xst[2] + h * xst[3] + w * xst[4]
+                _seed(_row(flat, at, n_chan, xst[1], scratch), o, oi,
+                      base + d * st_d + h * st_h + w * st_w, off_c, want_idx)
             for jd in range(f_d, e_d):
                 d = s_d + jd * dd
                 for jh in range(f_h, e_h):
                     h = s_h + jh * dh
                     for jw in range(f_w, e_w):
                         w = s_w + jw * dw
-                        xs = x[n, d, h, w]
-                        if want_idx:
-                            f = base + d * st_d + h * st_h + w * st_w
-                            for c in range(n_chan):
-                                v, m = xs[c], o[c]
-                                take = _wins(as_key(v), as_key(m), nan_takes, hold)
-                                o[c] = v if take else m
-                                oi[c] = f + c * off_c if take else oi[c]
-                        else:
-                            for c in range(n_chan):
-                                v, m = xs[c], o[c]
-                                o[c] = v if _wins(as_key(v), as_key(m), nan_takes, hold) else m
+                        at = xoff + n * xst[0] + d * xst[2] + h * xst[3] + w * xst[4]
+                        _update(_row(flat, at, n_chan, xst[1], scratch), o, oi,
+                                base + d * st_d + h * st_h + w * st_w, off_c, want_idx,
+                                nan_takes, hold)
 
 
 # Width innermost (NCX): per output row, each tap (jd, jh, jw) sweeps the row's interior outputs
-# (no bounds checks there); border outputs and bins take the per-output path. Each input row is first
-# split into ``sw`` phase rows (phase[r][i] = row[i*sw + r]) so that every tap is a unit-stride load
-# from a contiguous buffer whatever the input's strides: strided or 'A'-typed loads do not vectorize
-# (measured 3x slower). Rows are (n, c, od, oh).
+# (no bounds checks there); border outputs and bins take the per-output path. For a w stride
+# sw > 1 each input row is first split into sw phase rows (phase[r][i] = row[i*sw + r]), so every
+# tap is a contiguous load. Rows are (n, c, od, oh).
 @njit(cache=True, nogil=True)
-def pool_width_inner(x, out, idx, win, dil, p, empty, row_lo, row_hi):  # type: ignore[no-untyped-def]
-    n_chan, in_w = x.shape[1], x.shape[4]
-    _, _, out_d, out_h, out_w = out.shape
+def pool_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi):  # type: ignore[no-untyped-def]
+    _, n_chan, out_d, out_h, out_w = out.shape
     want_idx, seed_lowest = p[0] != 0, p[1] != 0
     nan_takes, hold = p[2] != 0, p[3] != 0
     off_n, off_c, st_d, st_h, st_w, empty_idx, use_off = p[4], p[5], p[6], p[7], p[8], p[9], p[10]
-    sw, lo, hi = p[11], p[12], p[13]
+    sw, lo, hi, in_w = p[11], p[12], p[13], p[14]
     dd, dh, dw = dil[0], dil[1], dil[2]
     lowest = empty[0]
-    phase = np.empty((sw, (in_w + sw - 1) // sw), x.dtype)
+    n_out = hi - lo
+    phases = min(sw, in_w)  # phases past the row's end would be empty
+    phase = np.empty((phases, (in_w + sw - 1) // sw), flat.dtype)
+    scratch = np.empty(max(n_out, 1), flat.dtype)
     for row in range(row_lo, row_hi):
         n = row // (n_chan * out_d * out_h)
         c = (row // (out_d * out_h)) % n_chan
@@ -121,6 +157,7 @@ def pool_width_inner(x, out, idx, win, dil, p, empty, row_lo, row_hi):  # type: 
         s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
         s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
         base = n * off_n + c * off_c
+        plane = xoff + n * xst[0] + c * xst[1]
         o = out[n, c, od, oh]
         oi = idx[n, c, od, oh] if want_idx else idx[0, 0, 0, 0]
         rows_empty = f_d >= e_d or f_h >= e_h
@@ -138,64 +175,51 @@ def pool_width_inner(x, out, idx, win, dil, p, empty, row_lo, row_hi):  # type: 
                 m, mi = lowest, base
             else:
                 d, h, w = s_d + f_d * dd, s_h + f_h * dh, s_w + f_w * dw
-                m, mi = x[n, c, d, h, w], base + d * st_d + h * st_h + w * st_w
+                m = flat[plane + d * xst[2] + h * xst[3] + w * xst[4]]
+                mi = base + d * st_d + h * st_h + w * st_w
             for jd in range(f_d, e_d):
                 d = s_d + jd * dd
                 for jh in range(f_h, e_h):
                     h = s_h + jh * dh
-                    xr = x[n, c, d, h]
+                    at = plane + d * xst[2] + h * xst[3]
                     fb = base + d * st_d + h * st_h
                     for jw in range(f_w, e_w):
                         w = s_w + jw * dw
-                        v = xr[w]
+                        v = flat[at + w * xst[4]]
                         take = _wins(as_key(v), as_key(m), nan_takes, hold)
                         m = v if take else m
                         mi = fb + w * st_w if take else mi
             o[ow] = m
             if want_idx:
                 oi[ow] = mi
-        if rows_empty or lo >= hi:
+        if rows_empty or n_out <= 0:
             continue
         # Interior: every w tap is in range; tap jw of output ow reads w = ow*sw + s0 + jw*dw.
         s0 = win[2, 0, lo] - lo * sw
         k_w = win[2, 2, lo]
+        dst = o[lo:hi]
+        dsti = oi[lo:hi] if want_idx else oi
+        step = sw * st_w
         if seed_lowest:
-            o[lo:hi] = lowest
-            if want_idx:
-                oi[lo:hi] = base
+            _fill(lowest, dst, dsti, base, 0, want_idx)
         for jd in range(f_d, e_d):
             d = s_d + jd * dd
             for jh in range(f_h, e_h):
                 h = s_h + jh * dh
-                xr = x[n, c, d, h]
-                for r in range(sw):
-                    ph = phase[r]
-                    for i in range(ph.shape[0] if r < in_w % sw or in_w % sw == 0 else ph.shape[0] - 1):
-                        ph[i] = xr[i * sw + r]
+                at = plane + d * xst[2] + h * xst[3]
                 fb = base + d * st_d + h * st_h
-                first_row = jd == f_d and jh == f_h
-                # Zero-based loops over slices: a signed, offset index (wraparound checks) keeps
-                # LLVM from vectorizing (measured 3x).
-                dst, n_out = o[lo:hi], hi - lo
-                dsti = oi[lo:hi] if want_idx else oi
+                if sw > 1:
+                    for r in range(phases):
+                        count = (in_w - r + sw - 1) // sw
+                        _gather(flat, at + r * xst[4], count, sw * xst[4], phase[r])
                 for jw in range(k_w):
                     s = s0 + jw * dw
-                    q = s // sw
-                    src = phase[s % sw][lo + q: hi + q]
-                    f = fb + (lo * sw + s) * st_w  # index of src[0]; src[i] is f + i*sw*st_w
-                    step = sw * st_w
-                    if first_row and jw == 0 and not seed_lowest:
-                        dst[:] = src
-                        if want_idx:
-                            for i in range(n_out):
-                                dsti[i] = f + i * step
-                    if want_idx:
-                        for i in range(n_out):
-                            v, m = src[i], dst[i]
-                            take = _wins(as_key(v), as_key(m), nan_takes, hold)
-                            dst[i] = v if take else m
-                            dsti[i] = f + i * step if take else dsti[i]
+                    if sw > 1:
+                        q = s // sw
+                        src = phase[s % sw, lo + q:hi + q]
                     else:
-                        for i in range(n_out):
-                            v, m = src[i], dst[i]
-                            dst[i] = v if _wins(as_key(v), as_key(m), nan_takes, hold) else m
+                        src = _row(flat, at + (lo + s) * xst[4], n_out, xst[4], scratch)
+                    f = fb + (lo * sw + s) * st_w
+                    if jd == f_d and jh == f_h and jw == 0 and not seed_lowest:
+                        _seed(src, dst, dsti, f, step, want_idx)
+                    _update(src, dst, dsti, f, step, want_idx, nan_takes, hold)
