@@ -72,14 +72,16 @@ def _layout(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
     return x
 
 
-def _max_pool_case(rng: np.random.Generator) -> tuple[np.ndarray, dict]:
+def _max_pool_case(rng: np.random.Generator, large: bool = False) -> tuple[np.ndarray, dict]:
+    """A random case; ``large`` windows (5 to 16 taps per axis) reach the separable path."""
     nsp = int(rng.integers(1, 4))
-    kernel = tuple(int(k) for k in rng.integers(1, 4, nsp))
+    kernel = tuple(int(k) for k in rng.integers(5, 17, nsp) if large) or tuple(
+        int(k) for k in rng.integers(1, 4, nsp))
     dil = tuple(int(d) for d in rng.integers(1, 3, nsp)) if rng.random() < 0.4 else (1,) * nsp
     strides = tuple(int(s) for s in rng.integers(1, 4, nsp))
     pads_b = tuple(int(p) for p in rng.integers(0, 4, nsp))
     pads_e = tuple(int(p) for p in rng.integers(0, 4, nsp))
-    size = tuple(int(i) for i in rng.integers(1, 9 if nsp < 3 else 6, nsp))
+    size = tuple(int(i) for i in rng.integers(1, (9 if nsp < 3 else 6) * (3 if large else 1), nsp))
     n, c = int(rng.integers(1, 3)), int(rng.integers(1, 6))
     dk = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
     # Grow pads where the window would not fit (P < dk is an error, tested elsewhere).
@@ -104,12 +106,13 @@ def test_numba_backend_is_the_default() -> None:
     assert _dispatch.backend_name() == "numba"
 
 
+@pytest.mark.parametrize("large", [False, True], ids=["small-windows", "large-windows"])
 @pytest.mark.parametrize("seed", SEEDS)
-def test_max_pool_kernels_match_reference(seed: int) -> None:
-    rng = np.random.default_rng(seed)
+def test_max_pool_kernels_match_reference(seed: int, large: bool) -> None:
+    rng = np.random.default_rng(seed + large)
     checked = 0
-    for case in range(CASES_PER_SEED):
-        x, attrs = _max_pool_case(rng)
+    for case in range(CASES_PER_SEED // (4 if large else 1)):
+        x, attrs = _max_pool_case(rng, large)
         try:
             expected = _run("numpy", ndpool.max_pool, x, **attrs)
         except ndpool.PoolingError:
@@ -122,7 +125,7 @@ def test_max_pool_kernels_match_reference(seed: int) -> None:
             assert np.array_equal(_bits(e), _bits(g)), (
                 f"seed {seed} case {case}: {x.dtype} {x.shape} strides {x.strides} {attrs}")
         checked += 1
-    assert checked > CASES_PER_SEED // 2
+    assert checked > CASES_PER_SEED // (8 if large else 2)
 
 
 @pytest.mark.parametrize("seed", SEEDS)

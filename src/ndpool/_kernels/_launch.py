@@ -24,12 +24,16 @@ from numba import types
 from .. import _semantics as sem
 from .._geometry import AdaptiveGeometry, PoolGeometry, _Planes
 from ._loops import pool_channels_inner, pool_width_inner
+from ._separable import pool_separable
 
 __all__ = ["adaptive_max_pool_numba", "max_pool_numba"]
 
 # f16 and bf16 travel as their bit patterns; the kernels' keys tell them apart by the view type.
 _STORAGE = {np.dtype(np.float16): np.dtype(np.int16), np.dtype(ml_dtypes.bfloat16): np.dtype(np.uint16)}
 _NO_INDICES = np.zeros((1, 1, 1, 1, 1), np.int64)
+# Separable passes pay off from this many taps per window; their scratch is a few planes per thread.
+_SEPARABLE_MIN_TAPS = 25
+_SEPARABLE_MAX_PLANE = 1 << 22
 # Below this many output elements a thread hand-off costs more than it saves.
 _MIN_PARALLEL_OUTPUTS = 1 << 14
 
@@ -41,8 +45,10 @@ def max_pool_numba(x: np.ndarray, geom: PoolGeometry, preset: sem.Preset,
                    index_dtype: np.dtype[Any] | None, index_axis: int) -> Result:
     bounds = [geom.tap_bounds(axis) for axis in range(len(geom.in_size))]
     interior = geom.interior(len(geom.in_size) - 1)
+    separable = (math.prod(geom.kernel) >= _SEPARABLE_MIN_TAPS
+                 and geom.plane_size <= _SEPARABLE_MAX_PLANE)
     return _run(x, geom, bounds, geom.dilations, geom.strides[-1], interior, preset, index_dtype,
-                index_axis)
+                index_axis, separable)
 
 
 def adaptive_max_pool_numba(x: np.ndarray, geom: AdaptiveGeometry, preset: sem.Preset,
@@ -104,7 +110,7 @@ def _windows(bounds: Bounds) -> np.ndarray:
 
 
 def _params(geom: _Planes, preset: sem.Preset, want_idx: bool, index_axis: int, stride_w: int,
-            interior: tuple[int, int], in_w: int) -> np.ndarray:
+            interior: tuple[int, int], in_shape: tuple[int, ...], bounds: Bounds) -> np.ndarray:
     pad = 3 - len(geom.in_size)
     strides = (0,) * pad + geom.scope_axis_strides(index_axis)
     off_n = geom.channels * geom.plane_size if index_axis == 0 else 0
@@ -117,16 +123,24 @@ def _params(geom: _Planes, preset: sem.Preset, want_idx: bool, index_axis: int, 
     return np.array([want_idx, preset.nan_rule == sem.IGNORE,
                      preset.nan_rule in (sem.PROPAGATE_FIRST, sem.PROPAGATE_LAST),
                      preset.nan_rule == sem.PROPAGATE_FIRST, off_n, off_c, *strides, empty_const,
-                     use_off, stride_w, *interior, in_w], np.int64)
+                     use_off, stride_w, *interior, in_shape[4], *in_shape[2:],
+                     *_table_levels(bounds), preset.nan_rule == sem.FIRST_VALID], np.int64)
+
+
+def _table_levels(bounds: Bounds) -> tuple[int, ...]:
+    """Per axis (unit axes in front), the top sparse-table level the widest window needs."""
+    tops = [max(0, int(np.max(end - first, initial=1)).bit_length() - 1) for _, first, end in bounds]
+    return (0,) * (3 - len(bounds)) + tuple(tops)
 
 
 def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...], stride_w: int,
          interior: tuple[int, int], preset: sem.Preset, index_dtype: np.dtype[Any] | None,
-         index_axis: int) -> Result:
+         index_axis: int, separable: bool = False) -> Result:
     storage = _STORAGE.get(x.dtype, x.dtype)
     x5 = _as_5d(x.view(storage) if storage != x.dtype else x)
     # Loop along whichever axis is adjacent in memory: channels (NXC) or width (NCX).
-    channels_inner = geom.channels > 1 and abs(x5.strides[1]) < abs(x5.strides[4])
+    channels_inner = (geom.channels > 1 and abs(x5.strides[1]) < abs(x5.strides[4])
+                      and not separable)
     order = (0, 2, 3, 4, 1) if channels_inner else (0, 1, 2, 3, 4)
     out_shape = tuple(((geom.batch, geom.channels) + (1,) * (3 - len(geom.out_size))
                        + geom.out_size)[axis] for axis in order)
@@ -135,12 +149,16 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
     if out5.size:
         empty = np.array([preset.empty_value_for(x.dtype)], x.dtype).view(storage)
         dil = np.array((1,) * (3 - len(dilations)) + tuple(dilations), np.int64)
-        p = _params(geom, preset, index_dtype is not None, index_axis, stride_w, interior,
-                    x5.shape[4])
+        p = _params(geom, preset, index_dtype is not None, index_axis, stride_w, interior, x5.shape,
+                    bounds)
         flat, offset, strides = _flat_view(x5)
         args = (flat, offset, strides, out5, idx5, _windows(bounds), dil, p, empty)
-        kernel = pool_channels_inner if channels_inner else pool_width_inner
-        rows = math.prod(out_shape[:3]) if channels_inner else math.prod(out_shape[:4])
+        if separable:  # one (n, c) plane per unit of work
+            kernel, rows = pool_separable, geom.batch * geom.channels
+        elif channels_inner:
+            kernel, rows = pool_channels_inner, math.prod(out_shape[:3])
+        else:
+            kernel, rows = pool_width_inner, math.prod(out_shape[:4])
         _launch(_compiled(kernel, storage), args, rows, out5.size)
     values = _ncx5(out5.view(x.dtype) if storage != x.dtype else out5, order, geom)
     if index_dtype is None:
