@@ -7,6 +7,8 @@ Writes a random f32 cube (chunks of ``--chunk``^3) to a temporary zarr store, st
 (``--workers`` processes, one thread each, ``--worker-memory`` each), then times four jobs, each
 reading the cube from disk and writing its result to disk:
 
+- ``read+write floor``: the same reads and writes as pooling by 2 without computing (``x[::2, ::2,
+  ::2]``), the time the cluster and the disk need anyway;
 - ``pool``: ``ndpool.max_pool`` 2x2x2, stride 2; ``coarsen``: ``da.coarsen(np.max, ...)`` by 2 on the
   same chunks;
 - ``pyramid``: ``ndpool.pyramid`` with ``--levels`` levels (level 0 copied, each level from the last);
@@ -26,6 +28,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -48,7 +51,7 @@ def parse_bytes(text: str) -> int:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--size", type=parse_bytes, default=parse_bytes("4GB"),
-                   help="input size (f32 cube, rounded down to whole chunks); default 4GB")
+                   help="input size (an f32 cube of whole chunks, the nearest); default 4GB (1024^3)")
     p.add_argument("--chunk", type=int, default=128, help="chunk edge (default 128: 8 MiB chunks)")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--worker-memory", type=parse_bytes, default=parse_bytes("1GB"))
@@ -100,6 +103,13 @@ def ndpool_pool(source: Any, out: Path, codec: dict[str, Any]) -> None:
     x = da.from_zarr(source)
     y = ndpool.max_pool(x[None, None], kernel=2, strides=2, data_format="NCX")[0, 0]
     da.to_zarr(y, str(out), zarr_format=3, **codec)
+
+
+def subsample(source: Any, out: Path, codec: dict[str, Any]) -> None:
+    """The floor: the same reads and writes as pooling by 2, and no computing (every 2nd element)."""
+    import dask.array as da
+
+    da.to_zarr(da.from_zarr(source)[::2, ::2, ::2], str(out), zarr_format=3, **codec)
 
 
 def coarsen_pool(source: Any, out: Path, codec: dict[str, Any]) -> None:
@@ -158,13 +168,15 @@ def measure(client: Any, name: str, job: Callable[[], None], input_bytes: int) -
     row = {"job": name, "seconds": round(seconds, 2), "GB/s": round(input_bytes / seconds / 1e9, 3),
            "peak worker RSS MB": round(max(rss for _, rss in peaks.values()) / 1e6),
            "restarts": len(pids_before - pids_after)}
-    print(f"  {name:<16} {row['seconds']:8.2f} s {row['GB/s']:8.3f} GB/s "
+    print(f"  {name:<17} {row['seconds']:8.2f} s {row['GB/s']:8.3f} GB/s "
           f"{row['peak worker RSS MB']:8d} MB peak {row['restarts']:3d} restarts", flush=True)
     return row
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    # A kill (SIGTERM) unwinds like ^C does, so the temporary data is removed.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     import dask.array as da
     import zarr
     from distributed import Client, LocalCluster
@@ -174,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     if c % 2 ** (args.levels - 1):
         print(f"--chunk must be a multiple of {2 ** (args.levels - 1)}", file=sys.stderr)
         return 2
-    edge = max(1, int(round((args.size / 4) ** (1 / 3))) // c) * c
+    edge = max(1, round((args.size / 4) ** (1 / 3) / c)) * c
     shape = (edge, edge, edge)
     input_bytes = math.prod(shape) * 4
     codec: dict[str, Any] = {"compressors": None} if args.codec == "none" else {}
@@ -198,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  wrote the input in {time.perf_counter() - start:.1f} s, {on_disk / 1e9:.2f} GB on disk",
                   flush=True)
             jobs: list[tuple[str, Callable[[], None]]] = [
+                ("read+write floor", lambda: subsample(source, tmp / "floor.zarr", codec)),
                 ("pool", lambda: ndpool_pool(source, tmp / "pool.zarr", codec)),
                 ("coarsen", lambda: coarsen_pool(source, tmp / "coarsen.zarr", codec)),
                 ("pyramid", lambda: ndpool_pyramid(source, tmp / "pyramid.zarr", args.levels, codec)),

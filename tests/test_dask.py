@@ -80,7 +80,7 @@ def maxpool_cases(draw: st.DrawFn) -> tuple[np.ndarray, tuple[tuple[int, ...], .
     return x, tuple(_chunks(draw, s) for s in shape), attrs
 
 
-@settings(PROPERTY, max_examples=100)
+@settings(PROPERTY, max_examples=150)
 @given(case=maxpool_cases())
 def test_max_pool_chunk_invariance(numpy_backend: None, case: tuple) -> None:
     x, chunks, attrs = case
@@ -113,7 +113,7 @@ def adaptive_cases(draw: st.DrawFn) -> tuple[np.ndarray, tuple[tuple[int, ...], 
     return x, tuple(_chunks(draw, s) for s in shape), out, attrs
 
 
-@settings(PROPERTY, max_examples=60)
+@settings(PROPERTY, max_examples=100)
 @given(case=adaptive_cases())
 def test_adaptive_max_pool_chunk_invariance(numpy_backend: None, case: tuple) -> None:
     x, chunks, out, attrs = case

@@ -148,14 +148,33 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     capsys.readouterr()
     image = zarr.open_group(again, mode="r").attrs.asdict()["multiscales"][0]
     assert image["datasets"][1]["coordinateTransformations"][0] == {"type": "scale", "scale": [3.0, 3.0]}
-    # Errors: an existing output, a bad factor, --help.
-    assert pyramid_command([str(tmp_path / "in.zarr"), str(out), "--levels", "2"]) == 1
+    # Errors (one line, status 2): an existing output, a missing input, a bad factor; and --help.
+    assert pyramid_command([str(tmp_path / "in.zarr"), str(out), "--levels", "2"]) == 2
+    assert "ndpool pyramid: error:" in capsys.readouterr().err
+    assert pyramid_command([str(tmp_path / "missing.zarr"), str(tmp_path / "x.zarr"), "--levels", "2"]) == 2
     assert "ndpool pyramid: error:" in capsys.readouterr().err
     assert pyramid_command([str(tmp_path / "in.zarr"), str(out), "--levels", "2", "--overwrite",
-                            "--factor", "0"]) == 1
+                            "--factor", "0"]) == 2
     assert "'factor' must be positive integers" in capsys.readouterr().err
     assert pyramid_command(["--help"]) == 0
     assert "--levels" in capsys.readouterr().out
+    assert pyramid_command([str(out)]) == 2  # usage error, printed by argparse
+    capsys.readouterr()
+
+
+def test_progress_under_a_distributed_client(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With a distributed client as the default scheduler, the bar is distributed's and the work
+    runs on the client's workers (here threads in this process: a cheap cluster)."""
+    from distributed import Client
+
+    x = np.random.default_rng(2).standard_normal((9, 14)).astype(np.float32)
+    with Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None):
+        levels = ndpool.pyramid(x, 3, store=tmp_path / "p.zarr", chunks=(4, 4), progress=True)
+        got = [level.compute() for level in levels]
+    captured = capsys.readouterr()
+    assert "ndpool pyramid: level 2" in captured.err
+    assert "[########################################] | 100%" in captured.out + captured.err
+    np.testing.assert_array_equal(bits(got[1]), bits(_pool_in_memory(x, (2, 2), 2)))
 
 
 def test_pyramid_errors(tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ from dask.highlevelgraph import HighLevelGraph
 
 try:
     from dask.task_spec import Task, TaskRef
-except ImportError:  # dask < 2025.4 has the same classes in the private module only
+except ImportError:  # older dask releases have them in the private module only
     from dask._task_spec import Task, TaskRef
 
 from . import _dispatch
@@ -173,6 +173,10 @@ class _AxisBlock:
     o1: int
     a: int
     b: int
+    # The windows on the slab: MaxPool (pads_begin, pads_end); AdaptiveMaxPool (starts, ends).
+    windows: tuple[Any, Any]
+    # The input chunks the slab spans: (chunk, first, end) with first/end within the chunk.
+    pieces: tuple[tuple[int, int, int], ...]
 
 
 def _window_reads(geom: _Planes, axis: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -190,10 +194,10 @@ def _window_reads(geom: _Planes, axis: int) -> tuple[np.ndarray, np.ndarray, np.
 def _axis_blocks(geom: _Planes, axis: int, chunks: tuple[int, ...]) -> list[_AxisBlock]:
     """Split an output axis into blocks, one per input chunk that holds window starts."""
     start, lo, hi, reads = _window_reads(geom, axis)
-    if start.size == 0:
-        return [_AxisBlock(0, 0, 0, 0)]
     edges = np.cumsum((0, *chunks))
     size = int(edges[-1])
+    if start.size == 0:
+        return [_AxisBlock(0, 0, 0, 0, _slab_windows(geom, axis, start, 0, 0, 0, 0), ())]
     # Window starts grow with o, so each chunk owns a contiguous run of outputs. Windows that start in
     # the padding belong to the first or last chunk; a window that reads nothing to the nearest one.
     owner = np.searchsorted(edges[1:], np.clip(start, 0, max(size - 1, 0)), side="right")
@@ -201,11 +205,27 @@ def _axis_blocks(geom: _Planes, axis: int, chunks: tuple[int, ...]) -> list[_Axi
     blocks = []
     for o0, o1 in itertools.pairwise(cuts):
         sel = reads[o0:o1]
-        if sel.any():
-            blocks.append(_AxisBlock(o0, o1, int(lo[o0:o1][sel].min()), int(hi[o0:o1][sel].max())))
-        else:  # every window of the block is empty on this axis: it reads nothing
-            blocks.append(_AxisBlock(o0, o1, 0, 0))
+        # A block whose windows all read nothing on this axis has an empty slab.
+        a, b = (int(lo[o0:o1][sel].min()), int(hi[o0:o1][sel].max())) if sel.any() else (0, 0)
+        pieces = tuple((k, max(a, int(edges[k])) - int(edges[k]), min(b, int(edges[k + 1])) - int(edges[k]))
+                       for k in range(int(np.searchsorted(edges, a, side="right")) - 1, len(chunks))
+                       if a < b and max(a, edges[k]) < min(b, edges[k + 1]))
+        blocks.append(_AxisBlock(o0, o1, a, b, _slab_windows(geom, axis, start, o0, o1, a, b), pieces))
     return blocks
+
+
+def _slab_windows(geom: _Planes, axis: int, start: np.ndarray, o0: int, o1: int, a: int,
+                  b: int) -> tuple[Any, Any]:
+    """The windows of outputs ``[o0, o1)`` placed on the slab ``[a, b)``, as the sub-geometry takes them."""
+    if isinstance(geom, PoolGeometry):
+        s, dk = geom.strides[axis], geom.extent[axis]
+        # A slab that reads nothing keeps its windows wholly in the end padding (all empty).
+        pads_begin = a - int(start[o0]) if b > a else 0
+        # Floor rounding then yields exactly o1 - o0 windows: P' = (n-1)*s + dk.
+        return pads_begin, (o1 - o0 - 1) * s + dk - (b - a) - pads_begin
+    assert isinstance(geom, AdaptiveGeometry)
+    starts, ends = geom.bins(axis)
+    return tuple((starts[o0:o1] - a).tolist()), tuple((ends[o0:o1] - a).tolist())
 
 
 def _sub_geometry(geom: _Planes, blocks: Sequence[_AxisBlock], slab_shape: tuple[int, ...],
@@ -213,25 +233,12 @@ def _sub_geometry(geom: _Planes, blocks: Sequence[_AxisBlock], slab_shape: tuple
     """The global geometry restricted to one block: the same windows, placed on its slab."""
     in_size = tuple(blk.b - blk.a for blk in blocks)
     out_size = tuple(blk.o1 - blk.o0 for blk in blocks)
+    first, second = (tuple(blk.windows[i] for blk in blocks) for i in (0, 1))
     if isinstance(geom, PoolGeometry):
-        pads_begin, pads_end = [], []
-        for axis, (blk, s, dk) in enumerate(zip(blocks, geom.strides, geom.extent, strict=True)):
-            # A slab that reads nothing keeps its windows wholly in the end padding (all empty).
-            pb = blk.a - int(geom.tap_bounds(axis)[0][blk.o0]) if blk.b > blk.a else 0
-            pads_begin.append(pb)
-            # Floor rounding then yields exactly o1 - o0 windows: P' = (n-1)*s + dk.
-            pads_end.append((blk.o1 - blk.o0 - 1) * s + dk - (blk.b - blk.a) - pb)
         return dataclasses.replace(geom, input_shape=slab_shape, batch=batch, channels=channels,
-                                   in_size=in_size, out_size=out_size, pads_begin=tuple(pads_begin),
-                                   pads_end=tuple(pads_end))
-    assert isinstance(geom, AdaptiveGeometry)
-    bins = [geom.bins(axis) for axis in range(len(blocks))]
+                                   in_size=in_size, out_size=out_size, pads_begin=first, pads_end=second)
     return _BlockBins(input_shape=slab_shape, data_format=geom.data_format, batch=batch,
-                      channels=channels, in_size=in_size, out_size=out_size,
-                      starts=tuple(tuple((s[b.o0:b.o1] - b.a).tolist())
-                                   for (s, _), b in zip(bins, blocks, strict=True)),
-                      ends=tuple(tuple((e[b.o0:b.o1] - b.a).tolist())
-                                 for (_, e), b in zip(bins, blocks, strict=True)))
+                      channels=channels, in_size=in_size, out_size=out_size, starts=first, ends=second)
 
 
 @dataclass(frozen=True)
@@ -325,23 +332,19 @@ def _pool(data: da.Array, geom: _Planes, preset: sem.Preset, index_dtype: np.dty
             blocks = [blk for _, blk in combo]
             slab_shape = [0] * ndim
             slab_shape[n_axis], slab_shape[c_axis] = nsize, csize
-            touched = []  # per spatial axis: (input chunk, local bounds) of the chunks the slab spans
             for ax, blk in zip(spatial, blocks, strict=True):
                 slab_shape[ax] = blk.b - blk.a
-                e = edges[ax]
-                touched.append([(k, (max(blk.a, e[k]) - e[k], min(blk.b, e[k + 1]) - e[k]))
-                                for k in range(len(e) - 1) if max(blk.a, e[k]) < min(blk.b, e[k + 1])])
             refs = []
-            for parts in itertools.product(*touched):
+            for parts in itertools.product(*(blk.pieces for blk in blocks)):
                 in_index: list[int] = [0] * ndim
                 bounds: list[tuple[int, int]] = [(0, 0)] * ndim
                 in_index[n_axis], in_index[c_axis] = bn, bc
                 bounds[n_axis], bounds[c_axis] = (0, nsize), (0, csize)
-                for ax, (k, local) in zip(spatial, parts, strict=True):
-                    in_index[ax], bounds[ax] = k, local
+                for ax, (k, first, end) in zip(spatial, parts, strict=True):
+                    in_index[ax], bounds[ax] = k, (first, end)
                 refs.append(TaskRef(piece(tuple(in_index), tuple(bounds))))
             sub = _sub_geometry(geom, blocks, tuple(slab_shape), nsize, csize)
-            block = _Block(sub, tuple(slab_shape), tuple(len(t) for t in touched), data.dtype,
+            block = _Block(sub, tuple(slab_shape), tuple(len(blk.pieces) for blk in blocks), data.dtype,
                            tuple(blk.a for blk in blocks), block_offsets)
             out_index = [0] * ndim
             out_index[n_axis], out_index[c_axis] = bn, bc

@@ -16,9 +16,8 @@ to the centre of the pixels a level-``k`` pixel covers.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
     import dask.array as da
     import zarr
 
-__all__ = ["pyramid", "pyramid_command"]
+__all__ = ["add_pyramid_arguments", "pyramid", "pyramid_command", "run_pyramid"]
 
 OP = "pyramid"
 AXIS_TYPES = {"t": "time", "c": "channel", "z": "space", "y": "space", "x": "space"}
@@ -106,8 +105,12 @@ def pyramid(array: Any, levels: int, factor: int | Sequence[int] = 2, *, store: 
            [0, 0, 0]], dtype=uint16)
     >>> tmp.cleanup()
     """
-    import dask.array as da  # optional dependencies: imported only when used
-    import zarr
+    try:  # optional dependencies: imported only when used
+        import dask.array as da
+        import zarr
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(f"ndpool.pyramid needs dask and zarr: pip install 'ndpool[dask]' "
+                                  f"({exc})") from exc
 
     names = _axes(axes, array.ndim if hasattr(array, "ndim") else np.ndim(array))
     spatial = [i for i, a in enumerate(names) if AXIS_TYPES[a] == "space"]
@@ -143,12 +146,12 @@ def pyramid(array: Any, levels: int, factor: int | Sequence[int] = 2, *, store: 
         return result
 
     sources = [x] if levels == 1 else [x, down(x)]
-    with _progress(progress, "levels 0-1" if levels > 1 else "level 0"):
-        da.store(sources, targets[: len(sources)], lock=False)  # type: ignore[arg-type]
+    _compute(da.store(sources, targets[: len(sources)], lock=False, compute=False),  # type: ignore[arg-type]
+             progress, "levels 0-1" if levels > 1 else "level 0")
     for k in range(2, levels):
-        with _progress(progress, f"level {k}"):
-            previous: da.Array = da.from_zarr(targets[k - 1])  # type: ignore[no-untyped-call]
-            da.store(down(previous), targets[k], lock=False)  # type: ignore[arg-type]
+        previous: da.Array = da.from_zarr(targets[k - 1])  # type: ignore[no-untyped-call]
+        _compute(da.store(down(previous), targets[k], lock=False, compute=False),  # type: ignore[arg-type]
+                 progress, f"level {k}")
 
     group.attrs.update(_metadata(names, shapes, spatial, factors, base_scale, base_translation,
                                  units or {}, name, ome_version))
@@ -296,38 +299,27 @@ def _metadata(names: list[str], shapes: list[tuple[int, ...]], spatial: list[int
     return {"ome": {"version": version, "multiscales": [multiscale]}}
 
 
-@contextlib.contextmanager
-def _progress(show: bool, label: str) -> Iterator[None]:
-    """dask's progress bar for the computations inside, or distributed's under a distributed client."""
+def _compute(stored: Any, show: bool, label: str) -> None:
+    """Run one computation (``da.store(..., compute=False)``'s result); with ``show``, under dask's
+    progress bar, or distributed's when a distributed client is the default scheduler."""
+    from dask.base import compute
+
     if not show:
-        yield
+        compute(stored)  # type: ignore[no-untyped-call]
         return
     print(f"ndpool pyramid: {label}", file=sys.stderr)
-    import dask
-
     client = _distributed_client()
     if client is None:
         from dask.diagnostics.progress import ProgressBar
 
         with ProgressBar(out=sys.stderr):  # type: ignore[no-untyped-call]
-            yield
+            compute(stored)  # type: ignore[no-untyped-call]
         return
     from distributed import progress
 
-    # Under a client, dask.compute runs on the cluster; show distributed's bar for what it submits.
-    with dask.config.set(scheduler=client):
-        original = client.compute
-
-        def compute_with_bar(*args: Any, **kwargs: Any) -> Any:
-            futures = original(*args, **kwargs)
-            progress(futures)  # type: ignore[no-untyped-call]
-            return futures
-
-        client.compute = compute_with_bar
-        try:
-            yield
-        finally:
-            client.compute = original
+    futures = client.compute(stored)
+    progress(futures)  # type: ignore[no-untyped-call]  # blocks until done, outside a notebook
+    client.gather(futures)
 
 
 def _distributed_client() -> Any:
@@ -344,29 +336,22 @@ def _distributed_client() -> Any:
 # --- Command line ------------------------------------------------------------------------------------
 
 
-def pyramid_command(argv: Sequence[str]) -> int:
-    """``ndpool pyramid IN.zarr OUT.zarr --levels N [--factor F]``: returns the exit status.
-
-    IN is a zarr array, or an OME-Zarr image group (its level 0 is read, with its axes, pixel size,
-    origin and units). OUT receives an OME-Zarr image; a progress bar goes to stderr.
-    """
-    import zarr
-
-    parser = argparse.ArgumentParser(prog="ndpool pyramid",
-                                     description="Write a multiscale max pyramid as OME-Zarr.")
-    parser.add_argument("source", metavar="IN.zarr", help="a zarr array or an OME-Zarr image")
+def add_pyramid_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``ndpool pyramid``, for the ``ndpool`` command line's subparser."""
+    parser.add_argument("source", metavar="IN.zarr", help="a zarr array, or an OME-Zarr image (its level 0)")
     parser.add_argument("target", metavar="OUT.zarr", help="the OME-Zarr image to write")
     parser.add_argument("--levels", type=int, required=True, help="levels written, level 0 included")
-    parser.add_argument("--factor", default="2", help="downsampling per spatial axis: 2, or 1,2,2")
-    parser.add_argument("--axes", help="axis names of IN in OME order, e.g. czyx (default by rank)")
-    parser.add_argument("--chunks", help="zarr chunk shape of level 0, e.g. 1,64,256,256")
-    parser.add_argument("--ome-version", default="0.5", choices=sorted(OME_VERSIONS))
+    parser.add_argument("--factor", default="2", help="downsampling per spatial axis: 2 (default), or 1,2,2")
+    parser.add_argument("--axes", help="axis names of IN in OME order, e.g. czyx (default: IN's own, or by rank)")
+    parser.add_argument("--chunks", help="zarr chunk shape of every level, e.g. 1,64,256,256 (default: IN's)")
+    parser.add_argument("--ome-version", default="0.5", choices=sorted(OME_VERSIONS),
+                        help="0.5 (zarr v3, default) or 0.4 (zarr v2)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing OUT")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    try:
-        args = parser.parse_args(list(argv))
-    except SystemExit as exc:  # --help, or a usage error already printed by argparse
-        return int(exc.code or 0)
+
+
+def run_pyramid(args: argparse.Namespace) -> int:
+    """Run ``ndpool pyramid`` on parsed arguments; errors are one line on stderr and status 2."""
     try:
         array, meta = _open_source(args.source)
         factor: int | list[int] = (int(args.factor) if "," not in args.factor
@@ -377,18 +362,37 @@ def pyramid_command(argv: Sequence[str]) -> int:
                          translation=meta.get("translation"), units=meta.get("units"),
                          ome_version=args.ome_version, overwrite=args.overwrite,
                          progress=not args.no_progress)
-    except (PoolingError, ValueError, OSError, zarr.errors.ContainsGroupError,
-            zarr.errors.ContainsArrayError) as exc:
+    except (PoolingError, ValueError, OSError, ModuleNotFoundError) as exc:  # zarr's errors are ValueErrors
         print(f"ndpool pyramid: error: {exc}", file=sys.stderr)
-        return 1
+        return 2
     shapes = ", ".join("x".join(map(str, level.shape)) for level in levels)
     print(f"ndpool pyramid: wrote {len(levels)} levels to {args.target}: {shapes}")
     return 0
 
 
+def pyramid_command(argv: Sequence[str]) -> int:
+    """``ndpool pyramid IN.zarr OUT.zarr --levels N [--factor F] ...`` on its own: the exit status.
+
+    IN is a zarr array, or an OME-Zarr image group (its level 0 is read, with its axes, pixel size,
+    origin and units). OUT receives an OME-Zarr image; a progress bar goes to stderr.
+    """
+    parser = argparse.ArgumentParser(prog="ndpool pyramid",
+                                     description="Write a multiscale max pyramid as an OME-Zarr image.")
+    add_pyramid_arguments(parser)
+    try:
+        args = parser.parse_args(list(argv))
+    except SystemExit as exc:  # --help (0), or a usage error already printed by argparse (2)
+        return exc.code if isinstance(exc.code, int) else 2
+    return run_pyramid(args)
+
+
 def _open_source(path: str) -> tuple[Any, dict[str, Any]]:
     """A zarr array, or level 0 of an OME-Zarr image with its axes and level-0 transforms."""
-    import zarr
+    try:
+        import zarr
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(f"ndpool pyramid needs dask and zarr: pip install 'ndpool[dask]' "
+                                  f"({exc})") from exc
 
     node = zarr.open(path, mode="r")
     if isinstance(node, zarr.Array):
