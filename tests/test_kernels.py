@@ -154,3 +154,56 @@ def test_adaptive_kernels_match_reference(seed: int) -> None:
 def test_seed_is_reported() -> None:
     print(f"test_kernels varying seed: NDPOOL_TEST_SEED={VARYING_SEED}")
     assert SEEDS[1] == VARYING_SEED
+
+
+def test_without_numba_the_reference_runs_with_one_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    x = np.arange(24, dtype=np.float32).reshape(1, 2, 12)
+    expected = _run("numba", ndpool.max_pool, x, kernel=3, strides=2, data_format="NCX")
+    monkeypatch.setitem(sys.modules, "numba", None)  # "import numba" now fails
+    for name in [m for m in sys.modules if m.startswith("ndpool._kernels")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(_dispatch, "_broken", [])
+    _dispatch._numba_kernels.cache_clear()
+    try:
+        with pytest.warns(RuntimeWarning, match="numba kernels unavailable"):
+            first = ndpool.max_pool(x, kernel=3, strides=2, data_format="NCX")
+        assert _dispatch.backend_name() == "numpy"
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # said once, not at every call
+            second = ndpool.max_pool(x, kernel=3, strides=2, data_format="NCX")
+    finally:
+        _dispatch._numba_kernels.cache_clear()
+    assert np.array_equal(first, expected) and np.array_equal(second, expected)
+
+
+def test_backend_can_be_forced(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NDPOOL_BACKEND", "numpy")
+    assert _dispatch.backend_name() == "numpy"
+    monkeypatch.setenv("NDPOOL_BACKEND", "NUMBA")
+    assert _dispatch.backend_name() == "numba"
+    monkeypatch.setenv("NDPOOL_BACKEND", "cuda")
+    with pytest.raises(ValueError, match="NDPOOL_BACKEND must be one of numba, numpy"):
+        _dispatch.backend_name()
+
+
+def test_threads_follow_numba_thread_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Work is split over numba.get_num_threads() threads (NUMBA_NUM_THREADS, set_num_threads)."""
+    import numba
+
+    from ndpool._kernels import _launch
+
+    seen: list[int] = []
+    real_pool = _launch._pool
+    monkeypatch.setattr(_launch, "_pool", lambda n: seen.append(n) or real_pool(n))
+    x = np.random.default_rng(0).standard_normal((2, 8, 128, 128)).astype(np.float32)
+    old = numba.get_num_threads()
+    try:
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        ndpool.max_pool(x, kernel=3, strides=1, data_format="NCX")
+    finally:
+        numba.set_num_threads(old)
+    assert set(seen) == ({2} if numba.config.NUMBA_NUM_THREADS >= 2 else set())

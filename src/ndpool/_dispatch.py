@@ -24,15 +24,40 @@ Result = tuple[np.ndarray, np.ndarray | None]
 BACKENDS = ("numba", "numpy")
 
 
+_broken: list[str] = []  # why the kernels were given up, once given up
+
+
+def _give_up(reason: str) -> None:
+    """Fall back to the reference for the rest of the process, saying so once."""
+    if not _broken:
+        _broken.append(reason)
+        warnings.warn(f"ndpool: numba kernels unavailable ({reason}); using the NumPy reference",
+                      RuntimeWarning, stacklevel=4)
+
+
 @functools.cache
 def _numba_kernels() -> tuple[Callable[..., Result], Callable[..., Result]] | None:
     try:
         from ._kernels import adaptive_max_pool_numba, max_pool_numba
     except Exception as exc:  # numba missing or broken: degrade, once, loudly
-        warnings.warn(f"ndpool: numba kernels unavailable ({exc}); using the NumPy reference",
-                      RuntimeWarning, stacklevel=4)
+        _give_up(f"{type(exc).__name__}: {exc}")
         return None
     return max_pool_numba, adaptive_max_pool_numba
+
+
+def _run(which: int, reference: Callable[..., Result], *args: Any) -> Result:
+    kernels = _numba_kernels() if backend_name() == "numba" else None
+    if kernels is None:
+        return reference(*args)
+    try:
+        return kernels[which](*args)
+    except Exception as exc:
+        # Only a failure of numba itself (e.g. it cannot compile on this machine) degrades;
+        # anything else is a bug and propagates.
+        if not type(exc).__module__.startswith("numba"):
+            raise
+        _give_up(f"{type(exc).__name__}: {exc}")
+        return reference(*args)
 
 
 def backend_name() -> str:
@@ -40,20 +65,16 @@ def backend_name() -> str:
     forced = os.environ.get("NDPOOL_BACKEND", "").strip().lower()
     if forced and forced not in BACKENDS:
         raise ValueError(f"NDPOOL_BACKEND must be one of {', '.join(BACKENDS)} (got {forced!r})")
-    if forced == "numpy" or _numba_kernels() is None:
+    if forced == "numpy" or _broken or _numba_kernels() is None:
         return "numpy"
     return "numba"
 
 
 def run_max_pool(x: np.ndarray, geom: PoolGeometry, preset: Preset,
                  index_dtype: np.dtype[Any] | None, index_axis: int) -> Result:
-    kernels = _numba_kernels() if backend_name() == "numba" else None
-    run = kernels[0] if kernels else max_pool_reference
-    return run(x, geom, preset, index_dtype, index_axis)
+    return _run(0, max_pool_reference, x, geom, preset, index_dtype, index_axis)
 
 
 def run_adaptive_max_pool(x: np.ndarray, geom: AdaptiveGeometry, preset: Preset,
                           index_dtype: np.dtype[Any], index_axis: int) -> Result:
-    kernels = _numba_kernels() if backend_name() == "numba" else None
-    run = kernels[1] if kernels else adaptive_max_pool_reference
-    return run(x, geom, preset, index_dtype, index_axis)
+    return _run(1, adaptive_max_pool_reference, x, geom, preset, index_dtype, index_axis)
