@@ -83,13 +83,13 @@ def _model(
     x = helper.make_tensor_value_info("x", elem, dims)
     y = helper.make_tensor_value_info("y", elem, None)
     i = helper.make_tensor_value_info("i", TensorProto.INT64, None)
-    attrs: dict[str, object] = dict(
-        kernel_shape=list(kernel),
-        strides=list(strides),
-        dilations=list(dilations),
-        ceil_mode=ceil_mode,
-        auto_pad=auto_pad,
-    )
+    attrs: dict[str, object] = {
+        "kernel_shape": list(kernel),
+        "strides": list(strides),
+        "dilations": list(dilations),
+        "ceil_mode": ceil_mode,
+        "auto_pad": auto_pad,
+    }
     if auto_pad == "NOTSET":
         attrs["pads"] = list(pads)
     node = helper.make_node("MaxPool", ["x"], ["y", "i"], **attrs)

@@ -15,13 +15,12 @@ failure message, with a bit-exact repro of the first failing cases.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
 import numpy as np
 import pytest
-
-import ndpool
 from cases import (
     ALL_DTYPES,
     FLOAT_DTYPES,
@@ -46,6 +45,8 @@ from oracle_torch import (
     torch_max_pool_output_shape,
 )
 
+import ndpool
+
 FIXED_SEED, VARYING_SEED = run_seeds()
 SEEDS = pytest.mark.parametrize("seed", [FIXED_SEED, VARYING_SEED], ids=["fixed", "varying"])
 
@@ -64,7 +65,7 @@ class Report(FailureReport):
         self.kinds: dict[str, int] = {}
 
     def add(self, *, seed: int, index: int, what: str, case: Any = None, details: str = "") -> None:
-        key = what.split(":")[0][:80] + (f" [{case.x.dtype.name}]" if case is not None else "")
+        key = what.split(":")[0][:100] + (f" [{case.x.dtype.name}]" if case is not None else "")
         self.kinds[key] = self.kinds.get(key, 0) + 1
         super().add(seed=seed, index=index, what=what, case=case, details=details)
 
@@ -99,20 +100,35 @@ def _torch_accepts(case: MaxPoolCase) -> bool:
 
 def draw_maxpool_case(rng: np.random.Generator, *, dtypes: Any = ALL_DTYPES) -> MaxPoolCase:
     kind = rng.random()
-    common: dict[str, Any] = dict(
-        dtypes=dtypes, symmetric_pads=True, pads_le_half_kernel=True, accept=_torch_accepts
-    )
+    common: dict[str, Any] = {
+        "dtypes": dtypes, "symmetric_pads": True, "pads_le_half_kernel": True, "accept": _torch_accepts
+    }
     if kind < 0.62:  # small: edge cases
         return random_maxpool_case(rng, **common)
     if kind < 0.70:  # tiny inputs, wide dilations: windows without an in-range tap
         return random_maxpool_case(rng, max_size=3, max_kernel=3, min_batch=1, max_dilation=5, **common)
-    if kind < 0.80:  # empty batch / single elements
+    if kind < 0.78:  # empty batch / single elements
         return random_maxpool_case(rng, min_batch=0, max_batch=1, max_size=3, **common)
+    if kind < 0.88:  # windows of >= 25 taps (ndpool's separable sparse-table path)
+        rank = int(rng.integers(1, 4))
+        return random_maxpool_case(
+            rng, ranks=(rank,), max_size=48, max_kernel=(40, 12, 6)[rank - 1], max_stride=5, max_pad=20,
+            max_elements=12000, max_tries=20000, **{**common, "accept": _large_window},
+        )
+    if kind < 0.90:  # >= 2**14 outputs (ndpool splits the work over threads)
+        return random_maxpool_case(
+            rng, min_size=20, max_size=160, max_kernel=3, max_stride=1, max_dilation=2, max_pad=1,
+            min_channels=2, max_channels=4, max_elements=80000, **common,
+        )
     # larger: interior fast paths, long rows
     return random_maxpool_case(
         rng, max_size=40, max_kernel=7, max_stride=4, max_pad=3, max_batch=2, max_channels=4,
         max_elements=24000, **common,
     )
+
+
+def _large_window(case: MaxPoolCase) -> bool:
+    return _torch_accepts(case) and math.prod(case.attrs["kernel"]) >= 25
 
 
 def run_torch_max_pool(x: np.ndarray, **kw: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -206,6 +222,18 @@ def _finish(report: FailureReport, seed: int, started: float) -> None:
 # ---------------------------------------------------------------------------------------------------------------
 
 
+def strided_view(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``x`` as a non-contiguous view (channels-last memory, reversed rows, or every other element)."""
+    kind = int(rng.integers(3))
+    if kind == 0:
+        return np.moveaxis(to_nxc(x), -1, 1)
+    if kind == 1:
+        return np.ascontiguousarray(x[..., ::-1])[..., ::-1]
+    big = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
+    big[..., ::2] = x
+    return big[..., ::2]
+
+
 def check_maxpool_case(
     report: FailureReport, seed: int, index: int, case: MaxPoolCase, rng: np.random.Generator,
     stats: dict[str, int] | None = None,
@@ -230,6 +258,8 @@ def check_maxpool_case(
         got_v, got_i = ndpool.max_pool(x, data_format="NCX", **kw)
         got_nxc_v, got_nxc_i = ndpool.max_pool(to_nxc(x), data_format="NXC", **kw)
         got_only_v = ndpool.max_pool(x, data_format="NCX", **dict(kw, return_indices=False))
+        view = strided_view(x, rng)
+        got_view = ndpool.max_pool(view, data_format="NCX", **kw)
     except Exception as e:  # noqa: BLE001 - any exception is a disagreement to report
         report.add(seed=seed, index=index, what=f"ndpool raised {type(e).__name__}: {e}", case=case)
         return
@@ -256,6 +286,7 @@ def check_maxpool_case(
         report, seed, index, "NXC (transposed back) vs torch", case, (from_nxc(got_nxc_v), from_nxc(got_nxc_i)), (want_v, want_i)
     )
     ok = ok and _compare(report, seed, index, "return_indices=False vs torch", case, (got_only_v, None), (want_v, want_i))
+    ok = ok and _compare(report, seed, index, f"NCX strided view {view.strides} vs torch", case, got_view, (want_v, want_i))
     if ok and rank >= 2 and x.size and channels_last_supported(x):
         try:
             cl = run_torch_max_pool(
@@ -365,7 +396,7 @@ def test_max_pool_output_shape_vs_torch(seed: int) -> None:
         dil = tuple(int(v) for v in rng.integers(1, 6, size=rank))
         pad = tuple(int(rng.integers(0, k // 2 + 1)) for k in kernel)
         rounding = str(rng.choice(["floor", "ceil_torch"]))
-        attrs = dict(kernel=kernel, strides=strides, dilations=dil, pads_begin=pad, pads_end=pad, rounding_type=rounding)
+        attrs = {"kernel": kernel, "strides": strides, "dilations": dil, "pads_begin": pad, "pads_end": pad, "rounding_type": rounding}
         shape = (int(rng.integers(1, 4)), int(rng.integers(1, 4))) + spatial
         expect_ok = maxpool_output_spatial(spatial, {**attrs, "auto_pad": "none"}) is not None
         report.cases += 1
