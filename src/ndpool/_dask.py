@@ -175,8 +175,8 @@ class _AxisBlock:
     b: int
     # The windows on the slab: MaxPool (pads_begin, pads_end); AdaptiveMaxPool (starts, ends).
     windows: tuple[Any, Any]
-    # The input chunks the slab spans: (chunk, first, end) with first/end within the chunk.
-    pieces: tuple[tuple[int, int, int], ...]
+    # The input chunks the slab spans: (chunk, first, end, whole chunk?), first/end within the chunk.
+    pieces: tuple[tuple[int, int, int, bool], ...]
 
 
 def _window_reads(geom: _Planes, axis: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -207,9 +207,11 @@ def _axis_blocks(geom: _Planes, axis: int, chunks: tuple[int, ...]) -> list[_Axi
         sel = reads[o0:o1]
         # A block whose windows all read nothing on this axis has an empty slab.
         a, b = (int(lo[o0:o1][sel].min()), int(hi[o0:o1][sel].max())) if sel.any() else (0, 0)
-        pieces = tuple((k, max(a, int(edges[k])) - int(edges[k]), min(b, int(edges[k + 1])) - int(edges[k]))
+        pieces = tuple((k, first, end, first == 0 and end == chunks[k])
                        for k in range(int(np.searchsorted(edges, a, side="right")) - 1, len(chunks))
-                       if a < b and max(a, edges[k]) < min(b, edges[k + 1]))
+                       if a < b and max(a, edges[k]) < min(b, edges[k + 1])
+                       for first, end in [(max(a, int(edges[k])) - int(edges[k]),
+                                           min(b, int(edges[k + 1])) - int(edges[k]))])
         blocks.append(_AxisBlock(o0, o1, a, b, _slab_windows(geom, axis, start, o0, o1, a, b), pieces))
     return blocks
 
@@ -310,15 +312,14 @@ def _pool(data: da.Array, geom: _Planes, preset: sem.Preset, index_dtype: np.dty
     block_keys: list[tuple[Any, ...]] = []
     pieces: dict[tuple[Any, ...], Any] = {}  # (input block, slices) -> key, shared between blocks
 
+    chunks = data.chunks
+
     def piece(in_index: tuple[int, ...], bounds: tuple[tuple[int, int], ...]) -> Any:
-        """The key of input block ``in_index`` restricted to ``bounds`` (a halo piece is a task)."""
-        chunk_shape = [data.chunks[ax][i] for ax, i in enumerate(in_index)]
-        if all(lo == 0 and hi == size for (lo, hi), size in zip(bounds, chunk_shape, strict=True)):
-            return (data.name, *in_index)
+        """The key of a part of input block ``in_index``, a task that cuts it out."""
         if (in_index, bounds) not in pieces:
             key = (piece_name, len(pieces))
             pieces[in_index, bounds] = key
-            whole = math.prod(chunk_shape)
+            whole = math.prod(chunks[ax][i] for ax, i in enumerate(in_index))
             dsk[key] = Task(key, _cut, TaskRef((data.name, *in_index)),
                             tuple(slice(lo, hi) for lo, hi in bounds),
                             2 * math.prod(hi - lo for lo, hi in bounds) < whole)
@@ -340,9 +341,11 @@ def _pool(data: da.Array, geom: _Planes, preset: sem.Preset, index_dtype: np.dty
                 bounds: list[tuple[int, int]] = [(0, 0)] * ndim
                 in_index[n_axis], in_index[c_axis] = bn, bc
                 bounds[n_axis], bounds[c_axis] = (0, nsize), (0, csize)
-                for ax, (k, first, end) in zip(spatial, parts, strict=True):
+                for ax, (k, first, end, _) in zip(spatial, parts, strict=True):
                     in_index[ax], bounds[ax] = k, (first, end)
-                refs.append(TaskRef(piece(tuple(in_index), tuple(bounds))))
+                whole = all(part[3] for part in parts)  # then the input block itself, no task
+                refs.append(TaskRef((data.name, *in_index) if whole
+                                    else piece(tuple(in_index), tuple(bounds))))
             sub = _sub_geometry(geom, blocks, tuple(slab_shape), nsize, csize)
             block = _Block(sub, tuple(slab_shape), tuple(len(blk.pieces) for blk in blocks), data.dtype,
                            tuple(blk.a for blk in blocks), block_offsets)
