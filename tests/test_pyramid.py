@@ -17,7 +17,7 @@ import zarr
 from cases import bits
 
 import ndpool
-from ndpool._pyramid import pyramid_command
+from ndpool.cli import main
 
 
 def _pool_in_memory(level: np.ndarray, factors: tuple[int, ...], nsp: int) -> np.ndarray:
@@ -131,11 +131,12 @@ def test_read_back_by_ome_zarr(tmp_path: Path, version: str, caplog: pytest.LogC
 
 
 def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``ndpool pyramid`` through the ``ndpool`` command line's own entry point."""
     x = np.random.default_rng(1).integers(0, 9, (20, 30), dtype=np.uint8)
     source = zarr.create_array(tmp_path / "in.zarr", shape=x.shape, chunks=(8, 8), dtype=x.dtype)
     source[:] = x
     out = tmp_path / "out.zarr"
-    assert pyramid_command([str(tmp_path / "in.zarr"), str(out), "--levels", "3", "--factor", "2"]) == 0
+    assert main(["pyramid", str(tmp_path / "in.zarr"), str(out), "--levels", "3", "--factor", "2"]) == 0
     captured = capsys.readouterr()
     assert "100% Completed" in captured.err  # dask's progress bar
     assert "wrote 3 levels" in captured.out and "20x30, 10x15, 5x8" in captured.out
@@ -143,22 +144,22 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     np.testing.assert_array_equal(got["1"], _pool_in_memory(x, (2, 2), 2))
     # An OME-Zarr image as input: its level 0, axes and pixel size carry over.
     again = tmp_path / "again.zarr"
-    assert pyramid_command([str(out), str(again), "--levels", "2", "--factor", "3",
+    assert main(["pyramid", str(out), str(again), "--levels", "2", "--factor", "3",
                             "--ome-version", "0.4", "--no-progress"]) == 0
     capsys.readouterr()
     image = zarr.open_group(again, mode="r").attrs.asdict()["multiscales"][0]
     assert image["datasets"][1]["coordinateTransformations"][0] == {"type": "scale", "scale": [3.0, 3.0]}
     # Errors (one line, status 2): an existing output, a missing input, a bad factor; and --help.
-    assert pyramid_command([str(tmp_path / "in.zarr"), str(out), "--levels", "2"]) == 2
+    assert main(["pyramid", str(tmp_path / "in.zarr"), str(out), "--levels", "2"]) == 2
     assert "ndpool pyramid: error:" in capsys.readouterr().err
-    assert pyramid_command([str(tmp_path / "missing.zarr"), str(tmp_path / "x.zarr"), "--levels", "2"]) == 2
+    assert main(["pyramid", str(tmp_path / "missing.zarr"), str(tmp_path / "x.zarr"), "--levels", "2"]) == 2
     assert "ndpool pyramid: error:" in capsys.readouterr().err
-    assert pyramid_command([str(tmp_path / "in.zarr"), str(out), "--levels", "2", "--overwrite",
+    assert main(["pyramid", str(tmp_path / "in.zarr"), str(out), "--levels", "2", "--overwrite",
                             "--factor", "0"]) == 2
     assert "'factor' must be positive integers" in capsys.readouterr().err
-    assert pyramid_command(["--help"]) == 0
+    assert main(["pyramid", "--help"]) == 0
     assert "--levels" in capsys.readouterr().out
-    assert pyramid_command([str(out)]) == 2  # usage error, printed by argparse
+    assert main(["pyramid", str(out)]) == 2  # usage error, printed by argparse
     capsys.readouterr()
 
 

@@ -25,6 +25,7 @@ from . import __version__, adaptive_max_pool, max_pool
 from ._attributes import parse_input_shape
 from ._dtypes import DTYPE_NAMES, dtype_name
 from ._errors import PoolingError
+from ._pyramid import add_pyramid_arguments, run_pyramid
 from .spec import BUILTIN_EXAMPLES, IRModel, IRRun, parse_ir, read_ir, run_ir
 
 __all__ = ["main"]
@@ -358,6 +359,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 # --- the parser -----------------------------------------------------------------------------------------------
 
 _EXAMPLES = {
+    "pyramid": """examples:
+  ndpool pyramid volume.zarr pyramid.zarr --levels 4              # 2x per spatial axis per level
+  ndpool pyramid labels.zarr labels_ms.zarr --levels 3 --factor 1,2,2
+""",
     "run": """examples:
   ndpool run                                   # the spec documents' example layers, generated data
   ndpool run model.xml                         # a whole IR model (model.bin beside it), generated data
@@ -492,6 +497,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeat", type=int, metavar="N", help="timed runs per engine (default: the suite's)")
     p.add_argument("--benchmarks", metavar="DIR", help="the benchmarks/ directory (default: found beside src/)")
     p.set_defaults(func=_cmd_bench)
+
+    p = _subparser(sub, "pyramid", "a multiscale max pyramid written as OME-Zarr (needs ndpool[dask])",
+                   "Pool a zarr array level by level (each level from the previous one) and write an "
+                   "OME-Zarr image with its multiscales metadata; a progress bar goes to stderr.")
+    add_pyramid_arguments(p)
+    p.set_defaults(func=run_pyramid)
     return parser
 
 
