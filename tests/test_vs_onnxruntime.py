@@ -231,6 +231,30 @@ def strided_view(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return big[..., ::2]
 
 
+KNOWN_F16_EMPTY = "f16 empty windows: onnxruntime -inf, SEMANTICS.md -65504 (ndpool)"
+
+
+def _known_f16_empty_windows(want: tuple[np.ndarray, np.ndarray], x: np.ndarray,
+                             stats: dict[str, int] | None) -> tuple[np.ndarray, np.ndarray]:
+    """The one disagreement SEMANTICS.md does not explain, stated and counted rather than hidden.
+
+    SEMANTICS.md gives an empty window "the type's lowest" under the onnx preset: -65504 for f16.
+    onnxruntime 1.32 gives -inf there (float32's lowest rounded to f16, as it computes f16 in f32);
+    for every other type it does give the type's lowest. ndpool follows SEMANTICS.md (normative), so
+    onnxruntime's -inf at empty windows (index < 0) is mapped to -65504 before the bit-exact compare;
+    everything else about those cases, the indices included, must still agree.
+    """
+    if x.dtype != np.float16:
+        return want
+    values = want[0].copy()
+    hit = (scoped_indices(want[1], x.shape, 2) < 0) & np.isneginf(values)
+    if hit.any():
+        values[hit] = np.float16(-65504)
+        if stats is not None:
+            stats[KNOWN_F16_EMPTY] = stats.get(KNOWN_F16_EMPTY, 0) + 1
+    return values, want[1]
+
+
 def check_maxpool_case(
     report: FailureReport, seed: int, index: int, case: MaxPoolCase, rng: np.random.Generator,
     stats: dict[str, int] | None = None,
@@ -242,10 +266,11 @@ def check_maxpool_case(
     except Exception as e:  # noqa: BLE001
         report.add(seed=seed, index=index, what=f"onnxruntime rejected a case ndpool must accept: {e}", case=case)
         return
+    want = _known_f16_empty_windows(want, x, stats)
     auto = a["auto_pad"].lower()
     if auto not in ("none", "explicit") and ort_pads_agree(case):
         try:
-            want_auto = ort_max_pool(x, **ort_attrs(case, explicit=False))
+            want_auto = _known_f16_empty_windows(ort_max_pool(x, **ort_attrs(case, explicit=False)), x, None)
         except Exception as e:  # noqa: BLE001
             report.add(seed=seed, index=index, what=f"onnxruntime rejected auto_pad={auto}: {e}", case=case)
             return
