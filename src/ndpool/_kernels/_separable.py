@@ -27,13 +27,13 @@ from ._keys import as_key
 from ._loops import _gather
 
 
-@njit
+@njit(inline="always")
 def _later_wins(kv, km, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
     return ((kv > km) | (nan_takes & (kv != kv) & ~(hold & (km != km)))
             | (nan_bottom & (km != km) & (kv == kv)))
 
 
-@njit
+@njit(inline="always")
 def _levels(val, idx, n, lanes, dil, top, want_idx, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
     """Fill levels 1..top of the table in place; level 0 (val[0], idx[0]) holds the data."""
     for t in range(top):
@@ -52,7 +52,7 @@ def _levels(val, idx, n, lanes, dil, top, want_idx, nan_takes, hold, nan_bottom)
                 dst[i] = later if _later_wins(as_key(later), as_key(e), nan_takes, hold, nan_bottom) else e
 
 
-@njit
+@njit(inline="always")
 def _query(val, idx, lanes, dil, start, first, end, n_out, out, outi, want_idx, nan_takes, hold,
            nan_bottom):  # type: ignore[no-untyped-def]
     """out[o, :] = the fold over the in-range taps of window o (windows with none are skipped)."""
