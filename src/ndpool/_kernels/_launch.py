@@ -23,6 +23,7 @@ from numba import types
 
 from .. import _semantics as sem
 from .._geometry import AdaptiveGeometry, PoolGeometry, _Planes
+from ._adaptive import adaptive_width_inner
 from ._loops import pool_channels_inner, pool_width_inner
 from ._separable import pool_separable
 
@@ -54,11 +55,11 @@ def max_pool_numba(x: np.ndarray, geom: PoolGeometry, preset: sem.Preset,
 def adaptive_max_pool_numba(x: np.ndarray, geom: AdaptiveGeometry, preset: sem.Preset,
                             index_dtype: np.dtype[Any], index_axis: int) -> Result:
     bounds = [geom.tap_bounds(axis) for axis in range(len(geom.in_size))]
-    # Bins have no common stride: the width-inner loop takes its per-output path everywhere. (The
-    # separable tables were 10x slower here: bins barely overlap, so each element is read about
-    # once by the direct loop, against log2(bin) table passes.)
+    # NXC data: the channels-inner loop (vectorized across channels). NCX: bins row by row
+    # (_adaptive). (Separable tables were 10x slower here: bins barely overlap, so each element is
+    # read about once directly, against log2(bin) table passes.)
     return _run(x, geom, bounds, (1,) * len(geom.in_size), 1, (0, 0), preset, index_dtype,
-                index_axis)
+                index_axis, width_kernel=adaptive_width_inner)
 
 
 @functools.cache
@@ -142,7 +143,7 @@ def _table_levels(bounds: Bounds) -> tuple[int, ...]:
 
 def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...], stride_w: int,
          interior: tuple[int, int], preset: sem.Preset, index_dtype: np.dtype[Any] | None,
-         index_axis: int, separable: bool = False) -> Result:
+         index_axis: int, separable: bool = False, width_kernel: Any = pool_width_inner) -> Result:
     storage = _STORAGE.get(x.dtype, x.dtype)
     x5 = _as_5d(x.view(storage) if storage != x.dtype else x)
     # Loop along whichever axis is adjacent in memory: channels (NXC) or width (NCX).
@@ -164,7 +165,7 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
         elif channels_inner:
             kernel, rows = pool_channels_inner, math.prod(out_shape[:3])
         else:
-            kernel, rows = pool_width_inner, math.prod(out_shape[:4])
+            kernel, rows = width_kernel, math.prod(out_shape[:4])
         _launch(_compiled(kernel, storage), args, rows, out5.size)
     values = _ncx5(out5.view(x.dtype) if storage != x.dtype else out5, order, geom)
     if index_dtype is None:
