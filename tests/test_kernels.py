@@ -207,3 +207,26 @@ def test_threads_follow_numba_thread_count(monkeypatch: pytest.MonkeyPatch) -> N
     finally:
         numba.set_num_threads(old)
     assert set(seen) == ({2} if numba.config.NUMBA_NUM_THREADS >= 2 else set())
+
+
+@pytest.mark.parametrize("layout", ["NCX", "NXC"])
+@pytest.mark.parametrize("preset", PRESETS)
+def test_separable_path_matches_reference(preset: str, layout: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A window large enough that the separable tables are chosen (checked), on every dtype."""
+    from ndpool._kernels import _launch
+
+    chosen: list[object] = []
+    real = _launch._compiled
+    monkeypatch.setattr(_launch, "_compiled", lambda kernel, dtype: chosen.append(kernel) or real(kernel, dtype))
+    rng = np.random.default_rng(7)
+    for dtype in DTYPES:
+        x = _data(rng, (2, 3, 40, 37), dtype)
+        if layout == "NXC":
+            x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+        attrs = dict(kernel=(15, 13), strides=(1, 1), pads_begin=(7, 9), pads_end=(7, 0), dilations=(1, 2),
+                     data_format=layout, semantics=preset, return_indices=True)
+        expected = _run("numpy", ndpool.max_pool, x, **attrs)
+        got = _run("numba", ndpool.max_pool, x, **attrs)
+        for e, g in zip(expected, got, strict=True):
+            assert np.array_equal(_bits(e), _bits(g)), (dtype, preset, layout)
+    assert chosen and all(kernel is _launch.pool_separable for kernel in chosen)

@@ -32,8 +32,7 @@ __all__ = ["adaptive_max_pool_numba", "max_pool_numba"]
 # f16 and bf16 travel as their bit patterns; the kernels' keys tell them apart by the view type.
 _STORAGE = {np.dtype(np.float16): np.dtype(np.int16), np.dtype(ml_dtypes.bfloat16): np.dtype(np.uint16)}
 _NO_INDICES = np.zeros((1, 1, 1, 1, 1), np.int64)
-# Separable passes pay off from this many taps per window; their scratch is a few planes per thread.
-_SEPARABLE_MIN_TAPS = 25
+# Separable scratch is a few planes per thread: larger planes take the direct loops.
 _SEPARABLE_MAX_PLANE = 1 << 22
 # Below this many output elements a thread hand-off costs more than it saves.
 _MIN_PARALLEL_OUTPUTS = 1 << 14
@@ -46,8 +45,7 @@ def max_pool_numba(x: np.ndarray, geom: PoolGeometry, preset: sem.Preset,
                    index_dtype: np.dtype[Any] | None, index_axis: int) -> Result:
     bounds = [geom.tap_bounds(axis) for axis in range(len(geom.in_size))]
     interior = geom.interior(len(geom.in_size) - 1)
-    separable = (math.prod(geom.kernel) >= _SEPARABLE_MIN_TAPS
-                 and geom.plane_size <= _SEPARABLE_MAX_PLANE)
+    separable = _separable_pays(x, geom, bounds)
     return _run(x, geom, bounds, geom.dilations, geom.strides[-1], interior, preset, index_dtype,
                 index_axis, separable)
 
@@ -94,6 +92,26 @@ def _launch(entry: Any, args: tuple[Any, ...], rows: int, outputs: int) -> None:
     jobs = [_pool(threads).submit(entry, *args, lo, min(lo + step, rows)) for lo in range(0, rows, step)]
     for job in jobs:
         job.result()
+
+
+def _separable_pays(x: np.ndarray, geom: PoolGeometry, bounds: Bounds) -> bool:
+    """Whether separable tables beat the direct loop: estimated element operations of each.
+
+    Direct: every output visits every tap. Separable: each pass touches its input (the previous
+    pass's output) once per table level, plus a query and a copy. With channels adjacent in memory
+    the separable passes gather strided rows and lose the channels' vectorization: ask for more.
+    """
+    if geom.plane_size > _SEPARABLE_MAX_PLANE:
+        return False
+    direct = math.prod(geom.out_size) * math.prod(geom.kernel)
+    sizes = list(geom.in_size)
+    separable = 0
+    for axis in range(len(sizes) - 1, -1, -1):  # w first, then h, then d
+        levels = int(np.max(bounds[axis][2] - bounds[axis][1], initial=1)).bit_length()
+        separable += math.prod(sizes) * (levels + 2)
+        sizes[axis] = geom.out_size[axis]
+    margin = 8 if _channels_adjacent(x, geom) else 3
+    return separable * margin < direct
 
 
 def _channels_adjacent(x: np.ndarray, geom: _Planes) -> bool:
