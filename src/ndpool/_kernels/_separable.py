@@ -56,6 +56,22 @@ def _levels(val, idx, n, lanes, dil, top, want_idx, nan_takes, hold, nan_bottom)
 def _query(val, idx, lanes, dil, start, first, end, n_out, out, outi, want_idx, nan_takes, hold,
            nan_bottom):  # type: ignore[no-untyped-def]
     """out[o, :] = the fold over the in-range taps of window o (windows with none are skipped)."""
+    if lanes == 1:  # the w pass: one value per window, no row slices (they cost more than the fold)
+        for o in range(n_out):
+            c = end[o] - first[o]
+            if c <= 0:
+                continue
+            t = 0
+            while (2 << t) <= c:
+                t += 1
+            a = start[o] + first[o] * dil
+            b = a + (c - (1 << t)) * dil
+            e, later = val[t, a], val[t, b]
+            take = _later_wins(as_key(later), as_key(e), nan_takes, hold, nan_bottom)
+            out[o] = later if take else e
+            if want_idx:
+                outi[o] = idx[t, b] if take else idx[t, a]
+        return
     for o in range(n_out):
         c = end[o] - first[o]
         if c <= 0:
