@@ -25,6 +25,7 @@ from .. import _semantics as sem
 from .._geometry import AdaptiveGeometry, PoolGeometry, _Planes
 from ._adaptive import adaptive_width_inner
 from ._loops import pool_channels_inner, pool_width_inner
+from ._planes import pool_planes
 from ._separable import pool_separable
 
 __all__ = ["adaptive_max_pool_numba", "max_pool_numba"]
@@ -32,7 +33,9 @@ __all__ = ["adaptive_max_pool_numba", "max_pool_numba"]
 # f16 and bf16 travel as their bit patterns; the kernels' keys tell them apart by the view type.
 _STORAGE = {np.dtype(np.float16): np.dtype(np.int16), np.dtype(ml_dtypes.bfloat16): np.dtype(np.uint16)}
 _NO_INDICES = np.zeros((1, 1, 1, 1, 1), np.int64)
-# Separable scratch is a few planes per thread: larger planes take the direct loops.
+# Output rows shorter than this are pooled a plane at a time (pool_planes).
+_SHORT_ROW = 512
+# Separable and plane scratch is a few planes per thread: larger planes take the row loops.
 _SEPARABLE_MAX_PLANE = 1 << 22
 # Below this many output elements a thread hand-off costs more than it saves.
 _MIN_PARALLEL_OUTPUTS = 1 << 14
@@ -46,8 +49,11 @@ def max_pool_numba(x: np.ndarray, geom: PoolGeometry, preset: sem.Preset,
     bounds = [geom.tap_bounds(axis) for axis in range(len(geom.in_size))]
     interior = geom.interior(len(geom.in_size) - 1)
     separable = _separable_pays(x, geom, bounds)
+    # Short rows (the stem's 56) vectorize badly one at a time: whole planes, split by phases.
+    width_kernel = pool_planes if (geom.out_size[-1] < _SHORT_ROW
+                                   and geom.plane_size <= _SEPARABLE_MAX_PLANE) else pool_width_inner
     return _run(x, geom, bounds, geom.dilations, geom.strides[-1], interior, preset, index_dtype,
-                index_axis, separable)
+                index_axis, separable, width_kernel)
 
 
 def adaptive_max_pool_numba(x: np.ndarray, geom: AdaptiveGeometry, preset: sem.Preset,
@@ -176,12 +182,21 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
         dil = np.array((1,) * (3 - len(dilations)) + tuple(dilations), np.int64)
         p = _params(geom, preset, index_dtype is not None, index_axis, stride_w, interior, x5.shape,
                     bounds)
+        if isinstance(geom, PoolGeometry):  # what pool_planes needs beyond the others
+            pad = 3 - len(geom.in_size)
+            inner = [(0, 1)] * pad + [geom.interior(axis) for axis in range(len(geom.in_size))]
+            p = np.concatenate([p, np.array((1,) * pad + geom.strides, np.int64),
+                                np.array([v for lo_hi in inner for v in lo_hi], np.int64),
+                                np.array((1,) * pad + geom.kernel, np.int64)])
         flat, offset, strides = _flat_view(x5)
         args = (flat, offset, strides, out5, idx5, _windows(bounds), dil, p, empty)
-        if separable:  # one (n, c) plane per unit of work
-            kernel, rows = pool_separable, geom.batch * geom.channels
+        planes = geom.batch * geom.channels  # units of work of the per-plane kernels
+        if separable:
+            kernel, rows = pool_separable, planes
         elif channels_inner:
             kernel, rows = pool_channels_inner, math.prod(out_shape[:3])
+        elif width_kernel is pool_planes:
+            kernel, rows = pool_planes, planes
         else:
             kernel, rows = width_kernel, math.prod(out_shape[:4])
         _launch(_compiled(kernel, storage), args, rows, out5.size)

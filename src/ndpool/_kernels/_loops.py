@@ -42,8 +42,9 @@ def _wins(kv, km, nan_takes, hold):  # type: ignore[no-untyped-def]
 
 @njit(inline="always")
 def _gather(flat, start, count, stride, dst):  # type: ignore[no-untyped-def]
+    # Unsigned positions (always in the buffer): a signed index costs a wraparound check per load.
     for i in range(count):
-        dst[i] = flat[start + i * stride]
+        dst[i] = flat[np.uint64(start + i * stride)]
 
 
 @njit(inline="always")
@@ -209,9 +210,10 @@ def pool_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
                 if sw == 2 and unit_w:
                     # A constant stride lets LLVM vectorize the split (interleaved loads).
                     even, odd = phase[0], phase[1 % phases]
+                    rowv = flat[at:at + in_w]
                     for i in range(in_w // 2):
-                        even[i] = flat[at + 2 * i]
-                        odd[i] = flat[at + 2 * i + 1]
+                        even[i] = rowv[2 * i]
+                        odd[i] = rowv[2 * i + 1]
                     if in_w % 2:
                         even[in_w // 2] = flat[at + in_w - 1]
                 elif sw > 1:
