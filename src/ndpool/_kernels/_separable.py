@@ -107,6 +107,10 @@ def pool_separable(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi
     nan_takes, hold = p[2] != 0, p[3] != 0
     nan_bottom = not nan_takes
     first_valid = p[21] != 0
+    any_empty = False  # some output window lacks in-range taps on some axis
+    for axis in range(3):
+        for o_ in range((out_d, out_h, out_w)[axis]):
+            any_empty = any_empty or win[axis, 1, o_] >= win[axis, 2, o_]
     off_n, off_c, st_d, st_h, st_w, empty_idx, use_off = p[4], p[5], p[6], p[7], p[8], p[9], p[10]
     dd, dh, dw = dil[0], dil[1], dil[2]
     lowest = empty[0]
@@ -149,33 +153,40 @@ def pool_separable(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi
         oi = idx[n, c].reshape(out_d * out_h * out_w) if want_idx else idx[0, 0, 0, 0]
         _query(td_val, td_idx, out_h * out_w, dd, win[0, 0], win[0, 1], win[0, 2], out_d, o, oi,
                want_idx, nan_takes, hold, nan_bottom)
-        # The presets' starts, and empty windows, output by output.
-        for od in range(out_d):
-            s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
-            for oh in range(out_h):
-                s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
-                for ow in range(out_w):
-                    s_w, f_w, e_w = win[2, 0, ow], win[2, 1, ow], win[2, 2, ow]
-                    k = (od * out_h + oh) * out_w + ow
-                    if f_d >= e_d or f_h >= e_h or f_w >= e_w:
-                        o[k] = lowest
-                        if want_idx:
-                            oi[k] = empty_idx + use_off * base
-                    elif seed_lowest:
-                        if not as_key(o[k]) > as_key(lowest):
+        # The presets' starts and empty windows. Whole-plane passes where possible: a per-output
+        # loop here cost more than the tables themselves.
+        total = out_d * out_h * out_w
+        if seed_lowest:  # openvino: a result not above ``lowest`` gives lowest and the plane's first
+            for k in range(total):
+                keep = as_key(o[k]) > as_key(lowest)
+                o[k] = o[k] if keep else lowest
+                if want_idx:
+                    oi[k] = oi[k] if keep else 0
+        if first_valid:  # onnx: a NaN first tap is the result
+            for od in range(out_d):
+                d = win[0, 0, od] + win[0, 1, od] * dd
+                for oh in range(out_h):
+                    h = win[1, 0, oh] + win[1, 1, oh] * dh
+                    for ow in range(out_w):
+                        w = win[2, 0, ow] + win[2, 1, ow] * dw
+                        v = flat[np.uint64(at_plane + d * xst[2] + h * xst[3] + w * xst[4])]
+                        kv = as_key(v)
+                        if kv != kv:
+                            k = (od * out_h + oh) * out_w + ow
+                            o[k] = v
+                            if want_idx:
+                                oi[k] = d * st_d + h * st_h + w * st_w
+        if want_idx:
+            for k in range(total):
+                oi[k] += base
+        if any_empty:  # outputs whose window has no in-range tap on some axis
+            for od in range(out_d):
+                empty_d = win[0, 1, od] >= win[0, 2, od]
+                for oh in range(out_h):
+                    empty_h = empty_d or win[1, 1, oh] >= win[1, 2, oh]
+                    for ow in range(out_w):
+                        if empty_h or win[2, 1, ow] >= win[2, 2, ow]:
+                            k = (od * out_h + oh) * out_w + ow
                             o[k] = lowest
                             if want_idx:
-                                oi[k] = 0
-                        if want_idx:
-                            oi[k] += base
-                    else:
-                        if first_valid:
-                            d, h, w = s_d + f_d * dd, s_h + f_h * dh, s_w + f_w * dw
-                            v = flat[at_plane + d * xst[2] + h * xst[3] + w * xst[4]]
-                            kv = as_key(v)
-                            if kv != kv:
-                                o[k] = v
-                                if want_idx:
-                                    oi[k] = d * st_d + h * st_h + w * st_w
-                        if want_idx:
-                            oi[k] += base
+                                oi[k] = empty_idx + use_off * base
