@@ -64,9 +64,9 @@ def _pool(family: str, shape: tuple[int, ...], k: int, s: int, p: int, dtype: st
     ]
 
 
-def _adaptive(shape: tuple[int, ...], size: tuple[int, ...], indices: str) -> Workload:
-    name = f"adaptive {'x'.join(map(str, shape))}->{'x'.join(map(str, size))} idx-{indices}"
-    return Workload(name, "adaptive_max_pool", shape, layout="NCX", output_size=size, indices=indices)
+def _adaptive(shape: tuple[int, ...], size: tuple[int, ...], indices: str, layout: str) -> Workload:
+    name = f"adaptive {'x'.join(map(str, shape))}->{'x'.join(map(str, size))} {layout} idx-{indices}"
+    return Workload(name, "adaptive_max_pool", shape, layout=layout, output_size=size, indices=indices)
 
 
 STEM = (32, 64, 112, 112)
@@ -87,13 +87,14 @@ WORKLOADS: list[Workload] = [
     *(w for it in ("i64", "i32") for w in _pool("stem-k3s2p1", STEM, 3, 2, 1, indices=it)),
     *(w for it in ("i64", "i32") for w in _pool("spp-k13s1p6", SPP, 13, 1, 6, indices=it)),
     *(w for it in ("i64", "i32") for w in _pool("spp-k15s1p7", SPP, 15, 1, 7, indices=it)),
-    # 7. AdaptiveMaxPool: torch has only i64 indices, OpenVINO's CPU plugin only i32, so both.
-    *(_adaptive(shape, size, it) for shape, size in [
+    # 7. AdaptiveMaxPool: torch has only i64 indices, OpenVINO's CPU plugin only i32, so both;
+    # ndpool in both layouts, as the MaxPool rows (torch is fastest channels-last here).
+    *(_adaptive(shape, size, it, layout) for shape, size in [
         ((32, 512, 14, 14), (7, 7)),
         ((16, 64, 224, 224), (7, 7)),
         ((8, 64, 100, 100), (13, 17)),
         ((2, 32, 32, 64, 64), (5, 7, 9)),
-    ] for it in ("i64", "i32")),
+    ] for it in ("i64", "i32") for layout in ("NXC", "NCX")),
 ]
 RSS_WORKLOAD = "stem-k3s2p1 f32 NXC"
 
