@@ -558,3 +558,50 @@ class FailureReport:
     def text(self) -> str:
         head = f"{self.name}: {self.count} disagreement(s) in {self.cases} case(s)"
         return head + "\n" + "\n\n".join(self.entries)
+
+
+# Shared by the differential test files (test_vs_*.py).
+
+
+class TallyReport(FailureReport):
+    """FailureReport that also tallies every disagreement by kind and dtype, so that a frequent kind cannot hide
+    a rarer one behind the first few repros."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.kinds: dict[str, int] = {}
+
+    def add(self, *, seed: int, index: int, what: str, case: Any = None, details: str = "") -> None:
+        key = what.split(":")[0][:100] + (f" [{case.x.dtype.name}]" if case is not None else "")
+        self.kinds[key] = self.kinds.get(key, 0) + 1
+        super().add(seed=seed, index=index, what=what, case=case, details=details)
+
+    def text(self) -> str:
+        tally = "\n".join(f"  {n:5d} x {k}" for k, n in sorted(self.kinds.items(), key=lambda kv: -kv[1]))
+        return super().text() + "\n\nall disagreements by kind:\n" + tally
+
+
+def announce(name: str, seed: int) -> None:
+    print(f"{name}: seed={seed} (fixed={FIXED_SEED}; replay this run with NDPOOL_TEST_SEED={seed})")
+
+
+def case_rng(seed: int, index: int) -> np.random.Generator:
+    """Each case has its own stream, so (seed, index) replays one case."""
+    return np.random.default_rng([seed, index])
+
+
+def finish(report: FailureReport, seed: int, started: float) -> None:
+    print(f"{report.name}: {report.cases} cases, seed={seed}, {time.perf_counter() - started:.1f} s")
+    assert report.ok, f"seed={seed} (replay: NDPOOL_TEST_SEED={seed})\n" + report.text()
+
+
+def strided_view(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``x`` as a non-contiguous view (channels-last memory, reversed rows, or every other element)."""
+    kind = int(rng.integers(3))
+    if kind == 0:
+        return np.moveaxis(to_nxc(x), -1, 1)
+    if kind == 1:
+        return np.ascontiguousarray(x[..., ::-1])[..., ::-1]
+    big = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
+    big[..., ::2] = x
+    return big[..., ::2]

@@ -209,24 +209,42 @@ def test_threads_follow_numba_thread_count(monkeypatch: pytest.MonkeyPatch) -> N
     assert set(seen) == ({2} if numba.config.NUMBA_NUM_THREADS >= 2 else set())
 
 
-@pytest.mark.parametrize("layout", ["NCX", "NXC"])
+# One case per loop shape, with the loop that must be chosen for it: the random grids above reach
+# some loops only by chance (long rows, large windows), so each is pinned here on every preset and dtype.
+LOOP_CASES = {
+    "pool_separable": ((2, 3, 40, 37), dict(kernel=(15, 13), strides=(1, 1), pads_begin=(7, 9),
+                                            pads_end=(7, 0), dilations=(1, 2))),
+    "pool_width_inner": ((1, 2, 3, 700), dict(kernel=(2, 5), strides=(1, 1), pads_begin=(1, 4),
+                                              pads_end=(1, 2), dilations=(1, 2))),
+    "pool_planes": ((2, 3, 11, 13), dict(kernel=(3, 3), strides=(2, 2), pads_begin=(1, 1),
+                                         pads_end=(1, 2), dilations=(1, 1), rounding_type="ceil")),
+    "pool_channels_inner": ((2, 5, 9, 8), dict(kernel=(3, 2), strides=(2, 1), pads_begin=(1, 0),
+                                               pads_end=(2, 1), dilations=(2, 1))),
+}
+
+
+@pytest.mark.parametrize("loop", sorted(LOOP_CASES))
 @pytest.mark.parametrize("preset", PRESETS)
-def test_separable_path_matches_reference(preset: str, layout: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A window large enough that the separable tables are chosen (checked), on every dtype."""
+def test_each_loop_matches_reference(loop: str, preset: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loop is really chosen (checked), and exact on every dtype, in both layouts where it runs."""
     from ndpool._kernels import _launch
 
     chosen: list[object] = []
     real = _launch._compiled
     monkeypatch.setattr(_launch, "_compiled", lambda kernel, dtype: chosen.append(kernel) or real(kernel, dtype))
+    shape, attrs = LOOP_CASES[loop]
+    layouts = ["NXC"] if loop == "pool_channels_inner" else (["NCX", "NXC"] if loop == "pool_separable" else ["NCX"])
     rng = np.random.default_rng(7)
-    for dtype in DTYPES:
-        x = _data(rng, (2, 3, 40, 37), dtype)
-        if layout == "NXC":
-            x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
-        attrs = dict(kernel=(15, 13), strides=(1, 1), pads_begin=(7, 9), pads_end=(7, 0), dilations=(1, 2),
-                     data_format=layout, semantics=preset, return_indices=True)
-        expected = _run("numpy", ndpool.max_pool, x, **attrs)
-        got = _run("numba", ndpool.max_pool, x, **attrs)
-        for e, g in zip(expected, got, strict=True):
-            assert np.array_equal(_bits(e), _bits(g)), (dtype, preset, layout)
-    assert chosen and all(kernel is _launch.pool_separable for kernel in chosen)
+    for layout in layouts:
+        for dtype in DTYPES:
+            x = _data(rng, shape, dtype)
+            if layout == "NXC":
+                x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+            call = dict(attrs, data_format=layout, semantics=preset, return_indices=True)
+            for want_indices in (True, False):
+                call["return_indices"] = want_indices
+                expected = _run("numpy", ndpool.max_pool, x, **call)
+                got = _run("numba", ndpool.max_pool, x, **call)
+                for e, g in zip(*(r if want_indices else (r,) for r in (expected, got)), strict=True):
+                    assert np.array_equal(_bits(e), _bits(g)), (loop, dtype, preset, layout, want_indices)
+    assert chosen and all(kernel is getattr(_launch, loop) for kernel in chosen), (loop, chosen)

@@ -24,6 +24,11 @@ import numpy as np
 import onnx.shape_inference
 import pytest
 from cases import (
+    TallyReport,
+    announce,
+    case_rng,
+    finish,
+    strided_view,
     FailureReport,
     MaxPoolCase,
     bits,
@@ -51,38 +56,6 @@ ORT_DTYPES = tuple(dt.name for dt in ORT_MAXPOOL_DTYPES)
 N_MAXPOOL = 3000  # per seed
 N_SHAPES = 1200  # per seed
 N_BRUTE = 200  # per seed
-
-
-class Report(FailureReport):
-    """FailureReport that also tallies every disagreement by kind and dtype, so that a frequent kind cannot hide
-    a rarer one behind the first few repros."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(name)
-        self.kinds: dict[str, int] = {}
-
-    def add(self, *, seed: int, index: int, what: str, case: Any = None, details: str = "") -> None:
-        key = what.split(":")[0][:100] + (f" [{case.x.dtype.name}]" if case is not None else "")
-        self.kinds[key] = self.kinds.get(key, 0) + 1
-        super().add(seed=seed, index=index, what=what, case=case, details=details)
-
-    def text(self) -> str:
-        tally = "\n".join(f"  {n:5d} x {k}" for k, n in sorted(self.kinds.items(), key=lambda kv: -kv[1]))
-        return super().text() + "\n\nall disagreements by kind:\n" + tally
-
-
-def _announce(name: str, seed: int) -> None:
-    print(f"{name}: seed={seed} (fixed={FIXED_SEED}; replay the varying one with NDPOOL_TEST_SEED={VARYING_SEED})")
-
-
-def _case_rng(seed: int, index: int) -> np.random.Generator:
-    """Each case has its own stream, so (seed, index) replays one case."""
-    return np.random.default_rng([seed, index])
-
-
-def _finish(report: FailureReport, seed: int, started: float) -> None:
-    print(f"{report.name}: {report.cases} cases, seed={seed}, {time.perf_counter() - started:.1f} s")
-    assert report.ok, f"seed={seed} (replay: NDPOOL_TEST_SEED={seed})\n" + report.text()
 
 
 def _compare(
@@ -219,18 +192,6 @@ def scoped_indices(global_idx: np.ndarray, shape: tuple[int, ...], index_axis: i
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def strided_view(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """``x`` as a non-contiguous view (channels-last memory, reversed rows, or every other element)."""
-    kind = int(rng.integers(3))
-    if kind == 0:
-        return np.moveaxis(to_nxc(x), -1, 1)
-    if kind == 1:
-        return np.ascontiguousarray(x[..., ::-1])[..., ::-1]
-    big = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
-    big[..., ::2] = x
-    return big[..., ::2]
-
-
 KNOWN_F16_EMPTY = "f16 empty windows: onnxruntime -inf, SEMANTICS.md -65504 (ndpool)"
 
 
@@ -320,13 +281,13 @@ def check_maxpool_case(
 
 @SEEDS
 def test_max_pool_vs_onnxruntime(seed: int) -> None:
-    _announce("max_pool vs onnxruntime", seed)
+    announce("max_pool vs onnxruntime", seed)
     started = time.perf_counter()
-    report = Report(f"max_pool vs onnxruntime (seed={seed})")
+    report = TallyReport(f"max_pool vs onnxruntime (seed={seed})")
     counts: dict[str, int] = {}
     stats: dict[str, int] = {}
     for index in range(N_MAXPOOL):
-        rng = _case_rng(seed, index)
+        rng = case_rng(seed, index)
         case = draw_maxpool_case(rng)
         key = f"{case.x.dtype.name}/r{case.rank}/{case.attrs['rounding_type']}/{case.attrs['auto_pad']}"
         counts[key] = counts.get(key, 0) + 1
@@ -334,7 +295,7 @@ def test_max_pool_vs_onnxruntime(seed: int) -> None:
         check_maxpool_case(report, seed, index, case, rng, stats)
     dtypes = {k.split("/")[0] for k in counts}
     print(f"  {len(counts)} (dtype, rank, rounding, auto_pad) combinations; dtypes {sorted(dtypes)}; cases {stats}")
-    _finish(report, seed, started)
+    finish(report, seed, started)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -344,12 +305,12 @@ def test_max_pool_vs_onnxruntime(seed: int) -> None:
 
 @SEEDS
 def test_max_pool_output_shape_vs_onnx_shape_inference(seed: int) -> None:
-    _announce("max_pool_output_shape vs ONNX shape inference", seed)
+    announce("max_pool_output_shape vs ONNX shape inference", seed)
     started = time.perf_counter()
-    report = Report(f"max_pool_output_shape vs onnx shape inference (seed={seed})")
+    report = TallyReport(f"max_pool_output_shape vs onnx shape inference (seed={seed})")
     rejected = 0
     for index in range(N_SHAPES):
-        rng = _case_rng(seed, index)
+        rng = case_rng(seed, index)
         rank = int(rng.integers(1, 4))
         big = rng.random() < 0.5
         spatial = tuple(int(v) for v in rng.integers(1, 300 if big else 12, size=rank))
@@ -396,7 +357,7 @@ def test_max_pool_output_shape_vs_onnx_shape_inference(seed: int) -> None:
         if got != want or want_i != want:
             report.add(seed=seed, index=index, what=f"{what}: ndpool {got} != ONNX shape inference {want} / {want_i}")
     print(f"  {rejected} geometries rejected by ndpool as P < dk (checked against SEMANTICS.md, not ONNX)")
-    _finish(report, seed, started)
+    finish(report, seed, started)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -457,14 +418,14 @@ def brute_onnx_max_pool(case: MaxPoolCase) -> tuple[np.ndarray, np.ndarray]:
 @SEEDS
 def test_onnxruntime_oracle_matches_semantics(seed: int) -> None:
     """onnxruntime follows SEMANTICS.md's onnx rule (so a disagreement with ndpool is ndpool's)."""
-    _announce("onnxruntime oracle vs SEMANTICS.md brute force", seed)
+    announce("onnxruntime oracle vs SEMANTICS.md brute force", seed)
     started = time.perf_counter()
-    report = Report(f"onnxruntime vs brute force (seed={seed})")
+    report = TallyReport(f"onnxruntime vs brute force (seed={seed})")
     for index in range(N_BRUTE):
-        rng = _case_rng(seed, index)
+        rng = case_rng(seed, index)
         case = draw_maxpool_case(rng, max_elements=600)
         report.cases += 1
         want = brute_onnx_max_pool(case)
         got = ort_max_pool(case.x, **ort_attrs(case, explicit=True))
         _compare(report, seed, index, "onnxruntime vs brute force", case, got, want)
-    _finish(report, seed, started)
+    finish(report, seed, started)

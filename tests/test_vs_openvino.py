@@ -33,7 +33,6 @@ outputs and which side an independent brute force of the preset's rules (``_witn
 from __future__ import annotations
 
 import math
-import os
 import time
 import traceback
 from collections.abc import Callable

@@ -22,6 +22,11 @@ from typing import Any
 import numpy as np
 import pytest
 from cases import (
+    TallyReport,
+    announce,
+    case_rng,
+    finish,
+    strided_view,
     ALL_DTYPES,
     FLOAT_DTYPES,
     AdaptiveCase,
@@ -54,33 +59,6 @@ N_MAXPOOL = 3000  # per seed
 N_ADAPTIVE = 1500  # per seed
 N_SHAPES = 1000  # per seed
 N_BRUTE = 150  # per seed
-
-
-class Report(FailureReport):
-    """FailureReport that also tallies every disagreement by kind and dtype, so that a frequent kind cannot hide
-    a rarer one behind the first few repros."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(name)
-        self.kinds: dict[str, int] = {}
-
-    def add(self, *, seed: int, index: int, what: str, case: Any = None, details: str = "") -> None:
-        key = what.split(":")[0][:100] + (f" [{case.x.dtype.name}]" if case is not None else "")
-        self.kinds[key] = self.kinds.get(key, 0) + 1
-        super().add(seed=seed, index=index, what=what, case=case, details=details)
-
-    def text(self) -> str:
-        tally = "\n".join(f"  {n:5d} x {k}" for k, n in sorted(self.kinds.items(), key=lambda kv: -kv[1]))
-        return super().text() + "\n\nall disagreements by kind:\n" + tally
-
-
-def _announce(name: str, seed: int) -> None:
-    print(f"{name}: seed={seed} (fixed={FIXED_SEED}; replay the varying one with NDPOOL_TEST_SEED={VARYING_SEED})")
-
-
-def _case_rng(seed: int, index: int) -> np.random.Generator:
-    """Each case has its own stream, so (seed, index) replays one case."""
-    return np.random.default_rng([seed, index])
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -212,26 +190,9 @@ def _compare(
     return True
 
 
-def _finish(report: FailureReport, seed: int, started: float) -> None:
-    print(f"{report.name}: {report.cases} cases, seed={seed}, {time.perf_counter() - started:.1f} s")
-    assert report.ok, f"seed={seed} (replay: NDPOOL_TEST_SEED={seed})\n" + report.text()
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # MaxPool
 # ---------------------------------------------------------------------------------------------------------------
-
-
-def strided_view(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """``x`` as a non-contiguous view (channels-last memory, reversed rows, or every other element)."""
-    kind = int(rng.integers(3))
-    if kind == 0:
-        return np.moveaxis(to_nxc(x), -1, 1)
-    if kind == 1:
-        return np.ascontiguousarray(x[..., ::-1])[..., ::-1]
-    big = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
-    big[..., ::2] = x
-    return big[..., ::2]
 
 
 def check_maxpool_case(
@@ -309,13 +270,13 @@ def check_maxpool_case(
 
 @SEEDS
 def test_max_pool_vs_torch(seed: int) -> None:
-    _announce("max_pool vs torch", seed)
+    announce("max_pool vs torch", seed)
     started = time.perf_counter()
-    report = Report(f"max_pool vs torch (seed={seed})")
+    report = TallyReport(f"max_pool vs torch (seed={seed})")
     counts: dict[str, int] = {}
     stats: dict[str, int] = {}
     for index in range(N_MAXPOOL):
-        rng = _case_rng(seed, index)
+        rng = case_rng(seed, index)
         case = draw_maxpool_case(rng)
         key = f"{case.x.dtype.name}/r{case.rank}/{case.attrs['rounding_type']}/{case.attrs['auto_pad']}"
         counts[key] = counts.get(key, 0) + 1
@@ -323,7 +284,7 @@ def test_max_pool_vs_torch(seed: int) -> None:
         check_maxpool_case(report, seed, index, case, rng, stats)
     dtypes = {k.split("/")[0] for k in counts}
     print(f"  {len(counts)} (dtype, rank, rounding, auto_pad) combinations; dtypes {sorted(dtypes)}; cases {stats}")
-    _finish(report, seed, started)
+    finish(report, seed, started)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -342,11 +303,11 @@ def draw_adaptive_case(rng: np.random.Generator) -> AdaptiveCase:
 
 @SEEDS
 def test_adaptive_max_pool_vs_torch(seed: int) -> None:
-    _announce("adaptive_max_pool vs torch", seed)
+    announce("adaptive_max_pool vs torch", seed)
     started = time.perf_counter()
-    report = Report(f"adaptive_max_pool vs torch (seed={seed})")
+    report = TallyReport(f"adaptive_max_pool vs torch (seed={seed})")
     for index in range(N_ADAPTIVE):
-        rng = _case_rng(seed, index)
+        rng = case_rng(seed, index)
         case = draw_adaptive_case(rng)
         report.cases += 1
         x, out = case.x, case.output_size
@@ -374,7 +335,7 @@ def test_adaptive_max_pool_vs_torch(seed: int) -> None:
         if ok and case.rank >= 2 and x.size:
             cl = run_torch_adaptive(x, out, channels_last=True)
             _compare(report, seed, index, "NCX vs torch channels_last", case, got, cl)
-    _finish(report, seed, started)
+    finish(report, seed, started)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -384,11 +345,11 @@ def test_adaptive_max_pool_vs_torch(seed: int) -> None:
 
 @SEEDS
 def test_max_pool_output_shape_vs_torch(seed: int) -> None:
-    _announce("max_pool_output_shape vs torch", seed)
+    announce("max_pool_output_shape vs torch", seed)
     started = time.perf_counter()
-    report = Report(f"max_pool_output_shape vs torch (seed={seed})")
+    report = TallyReport(f"max_pool_output_shape vs torch (seed={seed})")
     for index in range(N_SHAPES):
-        rng = _case_rng(seed, index)
+        rng = case_rng(seed, index)
         rank = int(rng.integers(1, 4))
         spatial = tuple(int(v) for v in rng.integers(1, 300, size=rank))
         kernel = tuple(int(v) for v in rng.integers(1, 12, size=rank))
@@ -418,7 +379,7 @@ def test_max_pool_output_shape_vs_torch(seed: int) -> None:
             continue
         if tuple(got) != want:
             report.add(seed=seed, index=index, what=f"{shape} {attrs}: ndpool {tuple(got)} != torch {want}")
-    _finish(report, seed, started)
+    finish(report, seed, started)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -464,11 +425,11 @@ def brute_torch_max_pool(case: MaxPoolCase) -> tuple[np.ndarray, np.ndarray]:
 @SEEDS
 def test_torch_oracle_matches_semantics(seed: int) -> None:
     """torch follows SEMANTICS.md's torch rule (so a disagreement with ndpool is ndpool's, or a documented quirk)."""
-    _announce("torch oracle vs SEMANTICS.md brute force", seed)
+    announce("torch oracle vs SEMANTICS.md brute force", seed)
     started = time.perf_counter()
-    report = Report(f"torch vs brute force (seed={seed})")
+    report = TallyReport(f"torch vs brute force (seed={seed})")
     for index in range(N_BRUTE):
-        rng = _case_rng(seed, index)
+        rng = case_rng(seed, index)
         case = random_maxpool_case(
             rng, symmetric_pads=True, pads_le_half_kernel=True, accept=_torch_accepts, max_elements=600
         )
@@ -481,13 +442,13 @@ def test_torch_oracle_matches_semantics(seed: int) -> None:
         )
         _compare(report, seed, index, "torch vs brute force", case, (got_v, got_i), (want_v, want_i), index_mask=want_i >= 0)
     for index in range(N_BRUTE):
-        rng = _case_rng(seed, N_BRUTE + index)
+        rng = case_rng(seed, N_BRUTE + index)
         acase = random_adaptive_case(rng, dtypes=FLOAT_DTYPES, max_elements=600)
         report.cases += 1
         want = brute_adaptive(acase)
         got = run_torch_adaptive(acase.x, acase.output_size)
         _compare(report, seed, N_BRUTE + index, "torch adaptive vs brute force", acase, got, want)
-    _finish(report, seed, started)
+    finish(report, seed, started)
 
 
 def brute_adaptive(case: AdaptiveCase) -> tuple[np.ndarray, np.ndarray]:

@@ -80,6 +80,33 @@ def _fill(value, dst, dsti, f, step, want_idx):  # type: ignore[no-untyped-def]
             dsti[i] = f + i * step
 
 
+@njit(inline="always")
+def _one_window(flat, plane, xst, win, dd, dh, dw, od, oh, ow, st_d, st_h, st_w, seed_lowest, lowest,
+                nan_takes, hold):  # type: ignore[no-untyped-def]
+    """(value, plane index, has taps) of one output by the sequential rule."""
+    s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
+    s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
+    s_w, f_w, e_w = win[2, 0, ow], win[2, 1, ow], win[2, 2, ow]
+    if f_d >= e_d or f_h >= e_h or f_w >= e_w:
+        return lowest, 0, False
+    d, h, w = s_d + f_d * dd, s_h + f_h * dh, s_w + f_w * dw
+    m = flat[np.uint64(plane + d * xst[2] + h * xst[3] + w * xst[4])]
+    mi = d * st_d + h * st_h + w * st_w
+    if seed_lowest:
+        m, mi = lowest, 0
+    for jd in range(f_d, e_d):
+        d = s_d + jd * dd
+        for jh in range(f_h, e_h):
+            h = s_h + jh * dh
+            for jw in range(f_w, e_w):
+                w = s_w + jw * dw
+                v = flat[np.uint64(plane + d * xst[2] + h * xst[3] + w * xst[4])]
+                take = _wins(as_key(v), as_key(m), nan_takes, hold)
+                m = v if take else m
+                mi = d * st_d + h * st_h + w * st_w if take else mi
+    return m, mi, True
+
+
 # Channels innermost (NXC, or any input whose channel stride is the smallest): every tap is one row
 # of C values and the update vectorizes across channels. Rows are (n, od, oh).
 @njit(cache=True, nogil=True)
@@ -164,33 +191,11 @@ def pool_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
         interior_rows = not rows_empty and n_out > 0
         for k in range(out_w - n_out if interior_rows else out_w):
             ow = k if not interior_rows or k < lo else k + n_out
-            s_w, f_w, e_w = win[2, 0, ow], win[2, 1, ow], win[2, 2, ow]
-            if rows_empty or f_w >= e_w:
-                o[ow] = lowest
-                if want_idx:
-                    oi[ow] = empty_idx + use_off * base
-                continue
-            if seed_lowest:
-                m, mi = lowest, base
-            else:
-                d, h, w = s_d + f_d * dd, s_h + f_h * dh, s_w + f_w * dw
-                m = flat[plane + d * xst[2] + h * xst[3] + w * xst[4]]
-                mi = base + d * st_d + h * st_h + w * st_w
-            for jd in range(f_d, e_d):
-                d = s_d + jd * dd
-                for jh in range(f_h, e_h):
-                    h = s_h + jh * dh
-                    at = plane + d * xst[2] + h * xst[3]
-                    fb = base + d * st_d + h * st_h
-                    for jw in range(f_w, e_w):
-                        w = s_w + jw * dw
-                        v = flat[at + w * xst[4]]
-                        take = _wins(as_key(v), as_key(m), nan_takes, hold)
-                        m = v if take else m
-                        mi = fb + w * st_w if take else mi
+            m, mi, has = _one_window(flat, plane, xst, win, dd, dh, dw, od, oh, ow, st_d, st_h, st_w,
+                                     seed_lowest, lowest, nan_takes, hold)
             o[ow] = m
             if want_idx:
-                oi[ow] = mi
+                oi[ow] = mi + base if has else empty_idx + use_off * base
         if not interior_rows:
             continue
         # Interior: every w tap is in range; tap jw of output ow reads w = ow*sw + s0 + jw*dw.

@@ -15,34 +15,7 @@ import numpy as np
 from numba import njit
 
 from ._keys import as_key
-from ._loops import _wins
-
-
-@njit(inline="always")
-def _one_window(flat, plane, xst, win, dd, dh, dw, od, oh, ow, st_d, st_h, st_w, seed_lowest, lowest,
-                nan_takes, hold):  # type: ignore[no-untyped-def]
-    """(value, plane index, has taps) of one output by the sequential rule."""
-    s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
-    s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
-    s_w, f_w, e_w = win[2, 0, ow], win[2, 1, ow], win[2, 2, ow]
-    if f_d >= e_d or f_h >= e_h or f_w >= e_w:
-        return lowest, 0, False
-    d, h, w = s_d + f_d * dd, s_h + f_h * dh, s_w + f_w * dw
-    m = flat[np.uint64(plane + d * xst[2] + h * xst[3] + w * xst[4])]
-    mi = d * st_d + h * st_h + w * st_w
-    if seed_lowest:
-        m, mi = lowest, 0
-    for jd in range(f_d, e_d):
-        d = s_d + jd * dd
-        for jh in range(f_h, e_h):
-            h = s_h + jh * dh
-            for jw in range(f_w, e_w):
-                w = s_w + jw * dw
-                v = flat[np.uint64(plane + d * xst[2] + h * xst[3] + w * xst[4])]
-                take = _wins(as_key(v), as_key(m), nan_takes, hold)
-                m = v if take else m
-                mi = d * st_d + h * st_h + w * st_w if take else mi
-    return m, mi, True
+from ._loops import _one_window, _wins
 
 
 @njit(cache=True, nogil=True)
