@@ -47,14 +47,13 @@ except ImportError:  # older dask releases have them in the private module only
 from . import _dispatch
 from . import _semantics as sem
 from ._attributes import (
-    normalize_max_pool_attributes,
     parse_index_type,
     parse_input_shape,
 )
 from ._dtypes import NARROW_FLOATS, as_array
 from ._errors import PoolingError
-from ._geometry import AdaptiveGeometry, PoolGeometry, _Planes, max_pool_geometry
-from ._ops import _from_ncx, _to_ncx, adaptive_max_pool_geometry_for
+from ._geometry import AdaptiveGeometry, PoolGeometry, _Planes
+from ._ops import _from_ncx, _to_ncx, adaptive_max_pool_geometry_for, resolve_max_pool
 from ._semantics import PLANE_SCOPE, preset_for
 
 __all__ = ["dask_adaptive_max_pool", "dask_max_pool"]
@@ -98,22 +97,13 @@ def dask_max_pool(data: da.Array, /, *, kernel: IntOrInts, strides: IntOrInts,
     array([[ 5.,  7.],
            [13., 15.]], dtype=float32)
     """
-    shape: tuple[int, ...] = ()
-    try:
-        shape = _check_input(_op, data)
-        attrs = normalize_max_pool_attributes(
-            len(shape), kernel=kernel, strides=strides, pads_begin=pads_begin, pads_end=pads_end,
-            dilations=dilations, rounding_type=rounding_type, auto_pad=auto_pad,
-            data_format=data_format, return_indices=return_indices,
-            index_element_type=index_element_type, index_axis=index_axis, semantics=semantics, op=_op)
-        geom = max_pool_geometry(shape, attrs, _op)
-        axis = attrs.semantics.index_axis if attrs.index_axis is None else attrs.index_axis
-        index_dtype = attrs.index_dtype if attrs.return_indices else None
-        if index_dtype is not None:
-            geom.check_index_type(_op, index_dtype, axis)
-    except PoolingError as exc:
-        raise exc.with_input_shape(shape) if shape else exc
-    return _pool(data, geom, attrs.semantics, index_dtype, axis, "max_pool")
+    # Validation errors carry the input shape (resolve_max_pool adds it).
+    call = resolve_max_pool(
+        _check_input(_op, data), op=_op, kernel=kernel, strides=strides, pads_begin=pads_begin,
+        pads_end=pads_end, dilations=dilations, rounding_type=rounding_type, auto_pad=auto_pad,
+        data_format=data_format, return_indices=return_indices,
+        index_element_type=index_element_type, index_axis=index_axis, semantics=semantics)
+    return _pool(data, call.geom, call.preset, call.index_dtype, call.index_axis, "max_pool")
 
 
 def dask_adaptive_max_pool(data: da.Array, /, output_size: Any, *, index_element_type: str = "i64",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from ._attributes import (
 from ._dtypes import as_array
 from ._errors import PoolingError
 from ._geometry import AdaptiveGeometry, PoolGeometry, adaptive_geometry, max_pool_geometry
-from ._semantics import PLANE_SCOPE, preset_for
+from ._semantics import PLANE_SCOPE, Preset, preset_for
 
 __all__ = ["adaptive_max_pool", "adaptive_max_pool_output_shape", "max_pool", "max_pool_output_shape"]
 
@@ -95,36 +96,27 @@ def max_pool(data: Any, /, *, kernel: IntOrInts, strides: IntOrInts, pads_begin:
     array([[[[ 5,  7],
              [13, 15]]]])
     """
-    shape: tuple[int, ...] = ()
-    try:
-        if _is_dask(data):
-            from ._dask import dask_max_pool  # optional dependency, imported only when used
+    if _is_dask(data):
+        from ._dask import dask_max_pool  # optional dependency, imported only when used
 
-            return dask_max_pool(data, kernel=kernel, strides=strides, pads_begin=pads_begin,
-                                 pads_end=pads_end, dilations=dilations, rounding_type=rounding_type,
-                                 auto_pad=auto_pad, data_format=data_format,
-                                 return_indices=return_indices, index_element_type=index_element_type,
-                                 index_axis=index_axis, semantics=semantics)
-        x = as_array(_op, data)
-        shape = parse_input_shape(_op, x.shape)
-        attrs = normalize_max_pool_attributes(
-            x.ndim, kernel=kernel, strides=strides, pads_begin=pads_begin, pads_end=pads_end,
-            dilations=dilations, rounding_type=rounding_type, auto_pad=auto_pad,
-            data_format=data_format, return_indices=return_indices,
-            index_element_type=index_element_type, index_axis=index_axis, semantics=semantics, op=_op)
-        geom = max_pool_geometry(shape, attrs, _op)
-        axis = attrs.semantics.index_axis if attrs.index_axis is None else attrs.index_axis
-        index_dtype = attrs.index_dtype if attrs.return_indices else None
-        if index_dtype is not None:
-            geom.check_index_type(_op, index_dtype, axis)
-    except PoolingError as exc:
-        raise exc.with_input_shape(shape) if shape else exc
-    values, indices = _dispatch.run_max_pool(_to_ncx(x, attrs.data_format), geom, attrs.semantics,
-                                             index_dtype, axis)
-    values = _from_ncx(values, attrs.data_format)
+        return dask_max_pool(data, kernel=kernel, strides=strides, pads_begin=pads_begin,
+                             pads_end=pads_end, dilations=dilations, rounding_type=rounding_type,
+                             auto_pad=auto_pad, data_format=data_format,
+                             return_indices=return_indices, index_element_type=index_element_type,
+                             index_axis=index_axis, semantics=semantics)
+    x = as_array(_op, data)
+    call = resolve_max_pool(
+        x.shape, op=_op, kernel=kernel, strides=strides, pads_begin=pads_begin,
+        pads_end=pads_end, dilations=dilations, rounding_type=rounding_type, auto_pad=auto_pad,
+        data_format=data_format, return_indices=return_indices,
+        index_element_type=index_element_type, index_axis=index_axis, semantics=semantics)
+    geom = call.geom
+    values, indices = _dispatch.run_max_pool(_to_ncx(x, geom.data_format), geom, call.preset,
+                                             call.index_dtype, call.index_axis)
+    values = _from_ncx(values, geom.data_format)
     if indices is None:
         return values
-    return values, _from_ncx(indices, attrs.data_format)
+    return values, _from_ncx(indices, geom.data_format)
 
 
 def max_pool_output_shape(input_shape: Sequence[int], /, *, kernel: IntOrInts, strides: IntOrInts,
@@ -155,15 +147,33 @@ def max_pool_output_shape(input_shape: Sequence[int], /, *, kernel: IntOrInts, s
 def max_pool_geometry_for(input_shape: Sequence[int], /, *, op: str = "MaxPool",
                           **attributes: Any) -> PoolGeometry:
     """The resolved geometry (pads, output sizes, windows) of a MaxPool call, without data."""
+    return resolve_max_pool(input_shape, op=op, **attributes).geom
+
+
+@dataclass(frozen=True)
+class MaxPoolCall:
+    """A validated MaxPool call: what every backend (in memory, dask) runs."""
+
+    geom: PoolGeometry
+    preset: Preset
+    index_dtype: np.dtype[Any] | None  # None: values only
+    index_axis: int  # the scope actually used (the preset's default filled in)
+
+
+def resolve_max_pool(input_shape: Sequence[int], /, *, op: str = "MaxPool",
+                     **attributes: Any) -> MaxPoolCall:
+    """Validate a MaxPool call and resolve its geometry, before any data is touched: attributes,
+    shapes, and whether the indices fit their type. Errors carry the input shape."""
     shape: tuple[int, ...] = ()
     try:
         shape = parse_input_shape(op, input_shape)
         attrs = normalize_max_pool_attributes(len(shape), op=op, **attributes)
         geom = max_pool_geometry(shape, attrs, op)
-        if attrs.return_indices:
-            axis = attrs.semantics.index_axis if attrs.index_axis is None else attrs.index_axis
-            geom.check_index_type(op, attrs.index_dtype, axis)
-        return geom
+        axis = attrs.semantics.index_axis if attrs.index_axis is None else attrs.index_axis
+        index_dtype = attrs.index_dtype if attrs.return_indices else None
+        if index_dtype is not None:
+            geom.check_index_type(op, index_dtype, axis)
+        return MaxPoolCall(geom, attrs.semantics, index_dtype, axis)
     except PoolingError as exc:
         raise exc.with_input_shape(shape) if shape else exc
 

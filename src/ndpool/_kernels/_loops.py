@@ -64,17 +64,9 @@ def _update(src, dst, dsti, f, step, want_idx, nan_takes, hold):  # type: ignore
 
 @njit(inline="always")
 def _seed(src, dst, dsti, f, step, want_idx):  # type: ignore[no-untyped-def]
-    """Start every running maximum at a tap; its index is ``f + i*step``."""
+    """Start every running maximum at a tap's row ``src``, or at one value (empty windows,
+    openvino's ``lowest``); its index is ``f + i*step``."""
     dst[:] = src
-    if want_idx:
-        for i in range(dst.shape[0]):
-            dsti[i] = f + i * step
-
-
-@njit(inline="always")
-def _fill(value, dst, dsti, f, step, want_idx):  # type: ignore[no-untyped-def]
-    """Start every running maximum at ``value`` (empty windows, openvino's ``lowest``)."""
-    dst[:] = value
     if want_idx:
         for i in range(dst.shape[0]):
             dsti[i] = f + i * step
@@ -131,10 +123,10 @@ def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
             o = out[n, od, oh, ow]
             oi = idx[n, od, oh, ow] if want_idx else idx[0, 0, 0, 0]
             if f_d >= e_d or f_h >= e_h or f_w >= e_w:  # an empty window
-                _fill(lowest, o, oi, empty_idx + use_off * base, use_off * off_c, want_idx)
+                _seed(lowest, o, oi, empty_idx + use_off * base, use_off * off_c, want_idx)
                 continue
             if seed_lowest:
-                _fill(lowest, o, oi, base, off_c, want_idx)
+                _seed(lowest, o, oi, base, off_c, want_idx)
             else:
                 d, h, w = s_d + f_d * dd, s_h + f_h * dh, s_w + f_w * dw
                 at = xoff + n * xst[0] + d * xst[2] + h * xst[3] + w * xst[4]
@@ -205,7 +197,7 @@ def pool_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
         dsti = oi[lo:hi] if want_idx else oi
         step = sw * st_w
         if seed_lowest:
-            _fill(lowest, dst, dsti, base, 0, want_idx)
+            _seed(lowest, dst, dsti, base, 0, want_idx)
         for jd in range(f_d, e_d):
             d = s_d + jd * dd
             for jh in range(f_h, e_h):
