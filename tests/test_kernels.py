@@ -216,8 +216,15 @@ LOOP_CASES = {
                                             pads_end=(7, 0), dilations=(1, 2))),
     "pool_width_inner": ((1, 2, 3, 700), dict(kernel=(2, 5), strides=(1, 1), pads_begin=(1, 4),
                                               pads_end=(1, 2), dilations=(1, 2))),
+    # Stride 2 on long rows: taps read the rows' phases (kept for the plane).
+    "pool_width_inner (phases)": ((1, 2, 5, 1700), dict(kernel=(3, 4), strides=(2, 3), pads_begin=(1, 2),
+                                                        pads_end=(1, 2), dilations=(1, 2))),
+    # Ceil mode gives a window past the end; phase rows as long as output rows: pooled in place.
     "pool_planes": ((2, 3, 11, 13), dict(kernel=(3, 3), strides=(2, 2), pads_begin=(1, 1),
                                          pads_end=(1, 2), dilations=(1, 1), rounding_type="ceil")),
+    # 3-D, output rows shorter than the phase rows: pooled in a scratch block.
+    "pool_planes (scratch)": ((1, 2, 6, 7, 9), dict(kernel=(2, 3, 2), strides=(2, 1, 3), pads_begin=(1, 0, 0),
+                                                    pads_end=(0, 1, 0), dilations=(1, 2, 1))),
     "pool_channels_inner": ((2, 5, 9, 8), dict(kernel=(3, 2), strides=(2, 1), pads_begin=(1, 0),
                                                pads_end=(2, 1), dilations=(2, 1))),
 }
@@ -247,4 +254,4 @@ def test_each_loop_matches_reference(loop: str, preset: str, monkeypatch: pytest
                 got = _run("numba", ndpool.max_pool, x, **call)
                 for e, g in zip(*(r if want_indices else (r,) for r in (expected, got)), strict=True):
                     assert np.array_equal(_bits(e), _bits(g)), (loop, dtype, preset, layout, want_indices)
-    assert chosen and all(kernel is getattr(_launch, loop) for kernel in chosen), (loop, chosen)
+    assert chosen and all(kernel is getattr(_launch, loop.split()[0]) for kernel in chosen), (loop, chosen)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._jit import kernel
 from ._keys import as_key
 
 
@@ -40,8 +41,8 @@ def _fold_row(src, col, col_idx, fb, st_w, nan_top, hold, nan_bottom):  # type: 
         col_idx[w] = fb + w * st_w if take else col_idx[w]
 
 
-@njit(cache=True, nogil=True)
-def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi):  # type: ignore[no-untyped-def]
+@kernel
+def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
     _, n_chan, out_d, out_h, out_w = out.shape
     nan_top, hold = p[2] != 0, p[3] != 0
     nan_last = nan_top and not hold
@@ -49,9 +50,9 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
     first_valid = p[21] != 0
     off_n, off_c, st_d, st_h, st_w = p[4], p[5], p[6], p[7], p[8]
     in_w = p[14]
-    col = np.empty(in_w, flat.dtype)
-    col_idx = np.empty(in_w, np.int64)
-    scratch = np.empty(in_w, flat.dtype)
+    col = work[:in_w]
+    col_idx = iwork[:in_w]
+    scratch = work[in_w:2 * in_w]
     for row in range(row_lo, row_hi):
         n = row // (n_chan * out_d * out_h)
         c = (row // (out_d * out_h)) % n_chan
@@ -94,3 +95,8 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
                     m, mi = first, s_d * st_d + s_h * st_h + s_w * st_w
             o[ow] = m
             oi[ow] = base + mi
+
+
+def adaptive_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
+    """(elements, int64s) of scratch ``adaptive_width_inner`` takes per thread: column maxima."""
+    return 2 * in5[4], in5[4]

@@ -23,10 +23,15 @@ from numba import types
 
 from .. import _semantics as sem
 from .._geometry import AdaptiveGeometry, PoolGeometry, _Planes
-from ._adaptive import adaptive_width_inner
-from ._loops import pool_channels_inner, pool_width_inner
-from ._planes import pool_planes
-from ._separable import pool_separable
+from ._adaptive import adaptive_scratch, adaptive_width_inner
+from ._loops import (
+    channels_inner_scratch,
+    pool_channels_inner,
+    pool_width_inner,
+    width_inner_scratch,
+)
+from ._planes import planes_scratch, pool_planes
+from ._separable import pool_separable, separable_scratch
 
 __all__ = ["adaptive_max_pool_numba", "max_pool_numba"]
 
@@ -35,10 +40,19 @@ _STORAGE = {np.dtype(np.float16): np.dtype(np.int16), np.dtype(ml_dtypes.bfloat1
 _NO_INDICES = np.zeros((1, 1, 1, 1, 1), np.int64)
 # Output rows shorter than this are pooled a plane at a time (pool_planes).
 _SHORT_ROW = 512
-# Separable and plane scratch is a few planes per thread: larger planes take the row loops.
+# Separable and plane scratch is a few planes per thread, the row loop's one plane of phase rows:
+# larger planes take the row loops, splitting input rows again for each output row.
 _SEPARABLE_MAX_PLANE = 1 << 22
 # Below this many output elements a thread hand-off costs more than it saves.
 _MIN_PARALLEL_OUTPUTS = 1 << 14
+
+# Each kernel's per-thread scratch: (elements, int64s). The kernels are compiled without numba's
+# reference counting (_nrt=False): with it, every array handed to an inlined helper in a hot loop
+# cost an atomic incref/decref pair (60% of the NCX stem's time), so they allocate nothing and carve
+# their buffers out of these two arrays.
+_SCRATCH = {pool_channels_inner: channels_inner_scratch, pool_width_inner: width_inner_scratch,
+            pool_planes: planes_scratch,
+            pool_separable: separable_scratch, adaptive_width_inner: adaptive_scratch}
 
 Result = tuple[np.ndarray, np.ndarray | None]
 Bounds = list[tuple[np.ndarray, np.ndarray, np.ndarray]]
@@ -49,7 +63,7 @@ def max_pool_numba(x: np.ndarray, geom: PoolGeometry, preset: sem.Preset,
     bounds = [geom.tap_bounds(axis) for axis in range(len(geom.in_size))]
     interior = geom.interior(len(geom.in_size) - 1)
     separable = _separable_pays(x, geom, bounds)
-    # Short rows (the stem's 56) vectorize badly one at a time: whole planes, split by phases.
+    # Short rows (the stem's 56) cost more in loop setup than in work one at a time: whole planes.
     width_kernel = pool_planes if (geom.out_size[-1] < _SHORT_ROW
                                    and geom.plane_size <= _SEPARABLE_MAX_PLANE) else pool_width_inner
     return _run(x, geom, bounds, geom.dilations, geom.strides[-1], interior, preset, index_dtype,
@@ -72,7 +86,8 @@ def _compiled(kernel: Any, dtype: np.dtype[Any]) -> Any:
     elem, i64 = numba.from_dtype(dtype), types.int64
     sig = (types.Array(elem, 1, "C"), i64, types.Array(i64, 1, "C"), types.Array(elem, 5, "C"),
            types.Array(i64, 5, "C"), types.Array(i64, 3, "C"), types.Array(i64, 1, "C"),
-           types.Array(i64, 1, "C"), types.Array(elem, 1, "C"), i64, i64)
+           types.Array(i64, 1, "C"), types.Array(elem, 1, "C"), i64, i64, types.Array(elem, 1, "C"),
+           types.Array(i64, 1, "C"))
     kernel.compile(sig)
     return kernel.overloads[sig].entry_point
 
@@ -88,16 +103,21 @@ def _pool(threads: int) -> ThreadPoolExecutor:
         return _pools[threads]
 
 
-def _launch(entry: Any, args: tuple[Any, ...], rows: int, outputs: int) -> None:
-    """Run ``entry`` over output rows, split evenly over numba's thread count (NUMBA_NUM_THREADS)."""
+def _launch(entry: Any, args: tuple[Any, ...], rows: int, outputs: int, scratch: tuple[int, int],
+            dtype: np.dtype[Any]) -> None:
+    """Run ``entry`` over output rows, split evenly over numba's thread count (NUMBA_NUM_THREADS),
+    each job with its own scratch."""
+    def job(lo: int, hi: int) -> None:
+        entry(*args, lo, hi, np.empty(max(scratch[0], 1), dtype), np.empty(max(scratch[1], 1), np.int64))
+
     threads = min(numba.get_num_threads(), rows)
     if threads <= 1 or outputs < _MIN_PARALLEL_OUTPUTS:
-        entry(*args, 0, rows)
+        job(0, rows)
         return
     step = math.ceil(rows / threads)
-    jobs = [_pool(threads).submit(entry, *args, lo, min(lo + step, rows)) for lo in range(0, rows, step)]
-    for job in jobs:
-        job.result()
+    jobs = [_pool(threads).submit(job, lo, min(lo + step, rows)) for lo in range(0, rows, step)]
+    for j in jobs:
+        j.result()
 
 
 def _separable_pays(x: np.ndarray, geom: PoolGeometry, bounds: Bounds) -> bool:
@@ -182,12 +202,13 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
         dil = np.array((1,) * (3 - len(dilations)) + tuple(dilations), np.int64)
         p = _params(geom, preset, index_dtype is not None, index_axis, stride_w, interior, x5.shape,
                     bounds)
-        if isinstance(geom, PoolGeometry):  # what pool_planes needs beyond the others
+        if isinstance(geom, PoolGeometry):  # what the MaxPool loops need beyond the others
             pad = 3 - len(geom.in_size)
             inner = [(0, 1)] * pad + [geom.interior(axis) for axis in range(len(geom.in_size))]
             p = np.concatenate([p, np.array((1,) * pad + geom.strides, np.int64),
                                 np.array([v for lo_hi in inner for v in lo_hi], np.int64),
-                                np.array((1,) * pad + geom.kernel, np.int64)])
+                                np.array((1,) * pad + geom.kernel, np.int64),
+                                np.array([geom.plane_size <= _SEPARABLE_MAX_PLANE], np.int64)])
         flat, offset, strides = _flat_view(x5)
         args = (flat, offset, strides, out5, idx5, _windows(bounds), dil, p, empty)
         planes = geom.batch * geom.channels  # units of work of the per-plane kernels
@@ -199,7 +220,8 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
             kernel, rows = pool_planes, planes
         else:
             kernel, rows = width_kernel, math.prod(out_shape[:4])
-        _launch(_compiled(kernel, storage), args, rows, out5.size)
+        scratch = _SCRATCH[kernel](p, x5.shape, out5.shape)
+        _launch(_compiled(kernel, storage), args, rows, out5.size, scratch, storage)
     values = _ncx5(out5.view(x.dtype) if storage != x.dtype else out5, order, geom)
     if index_dtype is None:
         return values, None

@@ -7,10 +7,9 @@ taps in row-major order, so the first-maximum rule holds by construction.
 
 The input arrives as a flat, C-typed buffer with an offset and element strides for the logical
 (N, C, D, H, W) axes, whatever its real layout (transposed, reversed, broadcast): one compiled
-specialization per element type. Rows that are unit-stride in memory are sliced straight out of the
-buffer; others are gathered into a small scratch row first. Either way the update loops run over
-contiguous, zero-based rows, which LLVM vectorizes (strided, signed-offset or 'A'-typed loads did
-not: measured 3x slower).
+specialization per element type. Every load and store goes through an unsigned position into a
+whole flat array (input, output, scratch): per-tap row slices, signed offsets and 'A'-typed views
+all cost more than the short loops themselves, and only zero-based unit-stride loops vectorize.
 
 The update of a running maximum ``m`` by a tap ``v`` is one rule for every preset:
     take = key(v) > key(m)  or  (nan_takes and isnan(v) and not (hold and isnan(m)))
@@ -18,13 +17,17 @@ spec: nan_takes, hold (first NaN stays); torch: nan_takes (last NaN); openvino/o
 Presets that start at the first tap (all but openvino's MaxPool) seed ``m`` with it; openvino seeds
 ``lowest`` and the plane's first index.
 
-Parameters ``p`` (int64): want_idx, seed_lowest, nan_takes, hold, index offset per n, per c,
-index strides of d, h, w, empty-window index constant, whether it adds the plane offset,
-the w stride and the interior output range [lo, hi) (``pool_width_inner``).
+Parameters ``p`` (int64, laid out by ``_launch._params``): [0:4] want_idx, seed_lowest, nan_takes,
+hold; [4:11] index offset per n, per c, index strides of d, h, w, empty-window index constant,
+whether it adds the plane offset; [11] w stride; [12:14] interior w outputs; [14] input width;
+[15:18] input d, h, w; [18:21] sparse-table levels; [21] first_valid. MaxPool adds [22:25]
+strides, [25:31] interior [lo, hi) per axis, [31:34] kernel, [34] whether a plane's phase rows
+are kept.
 
 Each kernel handles output rows ``[row_lo, row_hi)`` and releases the GIL; ``_launch`` splits the
 rows over threads. (``parallel=True`` gave the same speed but doubled cold compilation to ~10 s per
-specialization.) Indices are always written as int64.
+specialization.) Kernels are compiled without reference counting (``_nrt=False``): scratch comes
+in as ``work``/``iwork`` (sizes from the ``*_scratch`` functions). Indices are written as int64.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._jit import kernel
 from ._keys import as_key
 
 
@@ -48,69 +52,65 @@ def _gather(flat, start, count, stride, dst):  # type: ignore[no-untyped-def]
 
 
 @njit(inline="always")
-def _update(src, dst, dsti, f, step, want_idx, nan_takes, hold):  # type: ignore[no-untyped-def]
-    """dst[i] <- src[i] where the tap wins; its index is ``f + i*step``."""
-    if want_idx:
-        for i in range(dst.shape[0]):
-            v, m = src[i], dst[i]
-            take = _wins(as_key(v), as_key(m), nan_takes, hold)
-            dst[i] = v if take else m
-            dsti[i] = f + i * step if take else dsti[i]
+def _update_at(src, s0, dst, d0, dsti, count, f, step, want_idx, nan_takes, hold):  # type: ignore[no-untyped-def]
+    """dst[d0 + i] <- src[s0 + i] for i < count where the tap wins; its index is ``f + i*step``.
+
+    Offsets into whole flat arrays, read through unsigned positions: slicing a row per tap cost
+    more than the short loop itself (NXC stem: 25 ms -> 13 ms on one thread). One loop per NaN
+    rule, each with the rule's flags as constants: flags read at run time cost 30% more."""
+    if nan_takes and hold:
+        _update_rule(src, s0, dst, d0, dsti, count, f, step, want_idx, True, True)
+    elif nan_takes:
+        _update_rule(src, s0, dst, d0, dsti, count, f, step, want_idx, True, False)
     else:
-        for i in range(dst.shape[0]):
-            v, m = src[i], dst[i]
-            dst[i] = v if _wins(as_key(v), as_key(m), nan_takes, hold) else m
+        _update_rule(src, s0, dst, d0, dsti, count, f, step, want_idx, False, False)
 
 
 @njit(inline="always")
-def _seed(src, dst, dsti, f, step, want_idx):  # type: ignore[no-untyped-def]
-    """Start every running maximum at a tap's row ``src``, or at one value (empty windows,
-    openvino's ``lowest``); its index is ``f + i*step``."""
-    dst[:] = src
+def _update_rule(src, s0, dst, d0, dsti, count, f, step, want_idx, nan_takes, hold):  # type: ignore[no-untyped-def]
     if want_idx:
-        for i in range(dst.shape[0]):
-            dsti[i] = f + i * step
+        for i in range(count):
+            a, b = np.uint64(s0 + i), np.uint64(d0 + i)
+            v, m = src[a], dst[b]
+            take = _wins(as_key(v), as_key(m), nan_takes, hold)
+            dst[b] = v if take else m
+            dsti[b] = f + i * step if take else dsti[b]
+    else:
+        for i in range(count):
+            a, b = np.uint64(s0 + i), np.uint64(d0 + i)
+            v, m = src[a], dst[b]
+            dst[b] = v if _wins(as_key(v), as_key(m), nan_takes, hold) else m
 
 
 @njit(inline="always")
-def _one_window(flat, plane, xst, win, dd, dh, dw, od, oh, ow, st_d, st_h, st_w, seed_lowest, lowest,
-                nan_takes, hold):  # type: ignore[no-untyped-def]
-    """(value, plane index, has taps) of one output by the sequential rule."""
-    s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
-    s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
-    s_w, f_w, e_w = win[2, 0, ow], win[2, 1, ow], win[2, 2, ow]
-    if f_d >= e_d or f_h >= e_h or f_w >= e_w:
-        return lowest, 0, False
-    d, h, w = s_d + f_d * dd, s_h + f_h * dh, s_w + f_w * dw
-    m = flat[np.uint64(plane + d * xst[2] + h * xst[3] + w * xst[4])]
-    mi = d * st_d + h * st_h + w * st_w
-    if seed_lowest:
-        m, mi = lowest, 0
-    for jd in range(f_d, e_d):
-        d = s_d + jd * dd
-        for jh in range(f_h, e_h):
-            h = s_h + jh * dh
-            for jw in range(f_w, e_w):
-                w = s_w + jw * dw
-                v = flat[np.uint64(plane + d * xst[2] + h * xst[3] + w * xst[4])]
-                take = _wins(as_key(v), as_key(m), nan_takes, hold)
-                m = v if take else m
-                mi = d * st_d + h * st_h + w * st_w if take else mi
-    return m, mi, True
+def _seed_at(src, s0, dst, d0, dsti, count, f, step, want_idx):  # type: ignore[no-untyped-def]
+    """``_seed`` on offsets into flat arrays; ``s0 < 0`` seeds the value ``src[0]`` everywhere."""
+    if s0 < 0:
+        value = src[0]
+        for i in range(count):
+            dst[np.uint64(d0 + i)] = value
+    else:
+        for i in range(count):
+            dst[np.uint64(d0 + i)] = src[np.uint64(s0 + i)]
+    if want_idx:
+        for i in range(count):
+            dsti[np.uint64(d0 + i)] = f + i * step
 
 
-# Channels innermost (NXC, or any input whose channel stride is the smallest): every tap is one row
-# of C values and the update vectorizes across channels. Rows are (n, od, oh).
-@njit(cache=True, nogil=True)
-def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi):  # type: ignore[no-untyped-def]
+@kernel
+def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
     _, out_d, out_h, out_w, n_chan = out.shape
     want_idx, seed_lowest = p[0] != 0, p[1] != 0
     nan_takes, hold = p[2] != 0, p[3] != 0
     off_n, off_c, st_d, st_h, st_w, empty_idx, use_off = p[4], p[5], p[6], p[7], p[8], p[9], p[10]
     dd, dh, dw = dil[0], dil[1], dil[2]
-    lowest = empty[0]
-    scratch = np.empty(n_chan, flat.dtype)
-    unit_c = xst[1] == 1
+    # Strides as locals: per tap the loop does little else, and reloading them from the array
+    # after every store (LLVM cannot prove they do not alias ``out``) cost 30% on the stem.
+    xs_n, xs_c, xs_d, xs_h, xs_w = xst[0], xst[1], xst[2], xst[3], xst[4]
+    o = out.reshape(-1)
+    oi = idx.reshape(-1)
+    scratch = work[:n_chan]
+    unit_c = xs_c == 1
     for row in range(row_lo, row_hi):
         n = row // (out_d * out_h)
         od = (row // out_h) % out_d
@@ -118,123 +118,192 @@ def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
         s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
         s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
         base = n * off_n
+        x_n = xoff + n * xs_n
         for ow in range(out_w):
             s_w, f_w, e_w = win[2, 0, ow], win[2, 1, ow], win[2, 2, ow]
-            o = out[n, od, oh, ow]
-            oi = idx[n, od, oh, ow] if want_idx else idx[0, 0, 0, 0]
+            ob = (row * out_w + ow) * n_chan
             if f_d >= e_d or f_h >= e_h or f_w >= e_w:  # an empty window
-                _seed(lowest, o, oi, empty_idx + use_off * base, use_off * off_c, want_idx)
+                _seed_at(empty, -1, o, ob, oi, n_chan, empty_idx + use_off * base, use_off * off_c,
+                         want_idx)
                 continue
             if seed_lowest:
-                _seed(lowest, o, oi, base, off_c, want_idx)
+                _seed_at(empty, -1, o, ob, oi, n_chan, base, off_c, want_idx)
             else:
                 d, h, w = s_d + f_d * dd, s_h + f_h * dh, s_w + f_w * dw
-                at = xoff + n * xst[0] + d * xst[2] + h * xst[3] + w * xst[4]
-                _gather(flat, at, n_chan, xst[1], scratch)
-                _seed(scratch, o, oi, base + d * st_d + h * st_h + w * st_w, off_c, want_idx)
+                at = x_n + d * xs_d + h * xs_h + w * xs_w
+                f = base + d * st_d + h * st_h + w * st_w
+                if unit_c:
+                    _seed_at(flat, at, o, ob, oi, n_chan, f, off_c, want_idx)
+                else:
+                    _gather(flat, at, n_chan, xs_c, scratch)
+                    _seed_at(scratch, 0, o, ob, oi, n_chan, f, off_c, want_idx)
             for jd in range(f_d, e_d):
                 d = s_d + jd * dd
                 for jh in range(f_h, e_h):
                     h = s_h + jh * dh
+                    at_dh = x_n + d * xs_d + h * xs_h
+                    f_dh = base + d * st_d + h * st_h
                     for jw in range(f_w, e_w):
+                        if not seed_lowest and jd == f_d and jh == f_h and jw == f_w:
+                            continue  # the seed
                         w = s_w + jw * dw
-                        at = xoff + n * xst[0] + d * xst[2] + h * xst[3] + w * xst[4]
-                        f = base + d * st_d + h * st_h + w * st_w
+                        at = at_dh + w * xs_w
+                        f = f_dh + w * st_w
                         # Two call sites, each with one source array: a source that is either the
                         # buffer or the scratch row does not vectorize (measured 3.5x slower).
                         if unit_c:
-                            _update(flat[at:at + n_chan], o, oi, f, off_c, want_idx, nan_takes, hold)
+                            _update_at(flat, at, o, ob, oi, n_chan, f, off_c, want_idx, nan_takes, hold)
                         else:
-                            _gather(flat, at, n_chan, xst[1], scratch)
-                            _update(scratch, o, oi, f, off_c, want_idx, nan_takes, hold)
+                            _gather(flat, at, n_chan, xs_c, scratch)
+                            _update_at(scratch, 0, o, ob, oi, n_chan, f, off_c, want_idx, nan_takes, hold)
 
 
-# Width innermost (NCX): per output row, each tap (jd, jh, jw) sweeps the row's interior outputs
-# (no bounds checks there); border outputs and bins take the per-output path. For a w stride
-# sw > 1 each input row is first split into sw phase rows (phase[r][i] = row[i*sw + r]), so every
-# tap is a contiguous load. Rows are (n, c, od, oh).
-@njit(cache=True, nogil=True)
-def pool_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi):  # type: ignore[no-untyped-def]
+# Width innermost (NCX): per output row, each tap (jd, jh, jw) is ONE contiguous update over the
+# outputs it is in range for, borders included, so no output takes a per-output path. Every output
+# is first seeded with its own first in-range tap; taps then arrive in row-major order (the seed tap
+# again changes nothing), which is the sequential fold. For a w stride sw > 1 each input row is
+# split once into sw phase rows (phase[r][i] = row[i*sw + r]) and kept for the plane (rows are
+# shared by neighbouring output rows), so every tap is a unit-stride load. Rows are (n, c, od, oh).
+# (Slicing rows and a per-output border path made the stem's 56-wide rows 3x slower than this.)
+@kernel
+def pool_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
     _, n_chan, out_d, out_h, out_w = out.shape
     want_idx, seed_lowest = p[0] != 0, p[1] != 0
     nan_takes, hold = p[2] != 0, p[3] != 0
     off_n, off_c, st_d, st_h, st_w, empty_idx, use_off = p[4], p[5], p[6], p[7], p[8], p[9], p[10]
-    sw, lo, hi, in_w = p[11], p[12], p[13], p[14]
+    sw, in_d, in_h, in_w, k_w, keep_rows = p[11], p[15], p[16], p[17], p[33], p[34] != 0
     dd, dh, dw = dil[0], dil[1], dil[2]
+    xs_n, xs_c, xs_d, xs_h, xs_w = xst[0], xst[1], xst[2], xst[3], xst[4]
+    o = out.reshape(-1)
+    oi = idx.reshape(-1)
     lowest = empty[0]
-    n_out = hi - lo
-    phases = min(sw, in_w)  # phases past the row's end would be empty
-    phase = np.empty((phases, (in_w + sw - 1) // sw), flat.dtype)
-    scratch = np.empty(max(n_out, 1), flat.dtype)
-    unit_w = xst[4] == 1
+    # Per w tap, the outputs [tap_lo, tap_hi) it is in range for (a contiguous run).
+    tap_lo = iwork[:k_w]
+    tap_hi = iwork[k_w:2 * k_w]
+    tap_lo[:] = 0
+    tap_hi[:] = 0
+    w_empty = False
+    for ow in range(out_w):
+        f_w, e_w = win[2, 1, ow], win[2, 2, ow]
+        w_empty = w_empty or f_w >= e_w
+        for jw in range(f_w, e_w):
+            if tap_hi[jw] == 0:
+                tap_lo[jw] = ow
+            tap_hi[jw] = ow + 1
+    # [lo, hi): the outputs every tap is in range for.
+    lo, hi = 0, out_w
+    for jw in range(k_w):
+        lo, hi = max(lo, tap_lo[jw]), min(hi, tap_hi[jw])
+    lo, hi = (lo, hi) if lo < hi else (0, 0)
+    s0 = win[2, 0, 0]  # tap 0 of output ow sits at ow*sw + s0
+    direct = sw == 1 and xs_w == 1  # taps read the input itself
+    plen = (in_w + sw - 1) // sw
+    row_len = min(sw, in_w) * plen  # phases past the row's end would be empty
+    # Phase rows of the current plane (keep_rows), or of one input row at a time.
+    buf = work
+    split_for = iwork[2 * k_w:2 * k_w + (in_d * in_h if keep_rows else 1)]
+    split_for[:] = -1
     for row in range(row_lo, row_hi):
-        n = row // (n_chan * out_d * out_h)
-        c = (row // (out_d * out_h)) % n_chan
+        plane_no = row // (out_d * out_h)
+        n = plane_no // n_chan
+        c = plane_no % n_chan
         od = (row // out_h) % out_d
         oh = row % out_h
         s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
         s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
         base = n * off_n + c * off_c
-        plane = xoff + n * xst[0] + c * xst[1]
-        o = out[n, c, od, oh]
-        oi = idx[n, c, od, oh] if want_idx else idx[0, 0, 0, 0]
-        rows_empty = f_d >= e_d or f_h >= e_h
-        # Per-output path: borders, bins, and rows whose windows are empty.
-        interior_rows = not rows_empty and n_out > 0
-        for k in range(out_w - n_out if interior_rows else out_w):
-            ow = k if not interior_rows or k < lo else k + n_out
-            m, mi, has = _one_window(flat, plane, xst, win, dd, dh, dw, od, oh, ow, st_d, st_h, st_w,
-                                     seed_lowest, lowest, nan_takes, hold)
-            o[ow] = m
-            if want_idx:
-                oi[ow] = mi + base if has else empty_idx + use_off * base
-        if not interior_rows:
+        plane = xoff + n * xs_n + c * xs_c
+        ob = row * out_w
+        if f_d >= e_d or f_h >= e_h:  # every window of the row is empty
+            _seed_at(empty, -1, o, ob, oi, out_w, empty_idx + use_off * base, 0, want_idx)
             continue
-        # Interior: every w tap is in range; tap jw of output ow reads w = ow*sw + s0 + jw*dw.
-        s0 = win[2, 0, lo] - lo * sw
-        k_w = win[2, 2, lo]
-        dst = o[lo:hi]
-        dsti = oi[lo:hi] if want_idx else oi
-        step = sw * st_w
         if seed_lowest:
-            _seed(lowest, dst, dsti, base, 0, want_idx)
+            _seed_at(empty, -1, o, ob, oi, out_w, base, 0, want_idx)
         for jd in range(f_d, e_d):
             d = s_d + jd * dd
             for jh in range(f_h, e_h):
                 h = s_h + jh * dh
-                at = plane + d * xst[2] + h * xst[3]
+                at = plane + d * xs_d + h * xs_h
                 fb = base + d * st_d + h * st_h
-                if sw == 2 and unit_w:
-                    # A constant stride lets LLVM vectorize the split (interleaved loads).
-                    even, odd = phase[0], phase[1 % phases]
-                    rowv = flat[at:at + in_w]
-                    for i in range(in_w // 2):
-                        even[i] = rowv[2 * i]
-                        odd[i] = rowv[2 * i + 1]
-                    if in_w % 2:
-                        even[in_w // 2] = flat[at + in_w - 1]
-                elif sw > 1:
-                    for r in range(phases):
-                        count = (in_w - r + sw - 1) // sw
-                        _gather(flat, at + r * xst[4], count, sw * xst[4], phase[r])
+                slot = 0
+                if not direct:
+                    key = d * in_h + h if keep_rows else 0
+                    slot = key * row_len
+                    if split_for[key] != plane_no or not keep_rows:
+                        _split_row(flat, at, xs_w, in_w, sw, plen, buf, slot)
+                        split_for[key] = plane_no
+                if jd == f_d and jh == f_h and not seed_lowest:
+                    # Seed each output with its first in-range tap: tap 0 over [lo, hi), others alone.
+                    for ow in range(out_w):
+                        f_w, e_w = win[2, 1, ow], win[2, 2, ow]
+                        if (lo <= ow < hi) or f_w >= e_w:
+                            continue
+                        w = win[2, 0, ow] + f_w * dw
+                        o[ob + ow] = flat[np.uint64(at + w * xs_w)]
+                        if want_idx:
+                            oi[ob + ow] = fb + w * st_w
+                    if hi > lo:
+                        f = fb + (lo * sw + s0) * st_w
+                        if direct:
+                            _seed_at(flat, at + lo + s0, o, ob + lo, oi, hi - lo, f, st_w, want_idx)
+                        else:
+                            q, r = s0 // sw, s0 % sw
+                            _seed_at(buf, slot + r * plen + lo + q, o, ob + lo, oi, hi - lo, f,
+                                     sw * st_w, want_idx)
                 for jw in range(k_w):
-                    s = s0 + jw * dw
-                    f = fb + (lo * sw + s) * st_w
-                    seed = jd == f_d and jh == f_h and jw == 0 and not seed_lowest
-                    # One source array per call site (see pool_channels_inner).
-                    if sw > 1:
-                        q = s // sw
-                        src = phase[s % sw, lo + q:hi + q]
-                        if seed:
-                            _seed(src, dst, dsti, f, step, want_idx)
-                        _update(src, dst, dsti, f, step, want_idx, nan_takes, hold)
-                    elif unit_w:
-                        start = at + lo + s
-                        if seed:
-                            _seed(flat[start:start + n_out], dst, dsti, f, step, want_idx)
-                        _update(flat[start:start + n_out], dst, dsti, f, step, want_idx, nan_takes, hold)
-                    else:
-                        _gather(flat, at + (lo + s) * xst[4], n_out, xst[4], scratch)
-                        if seed:
-                            _seed(scratch, dst, dsti, f, step, want_idx)
-                        _update(scratch, dst, dsti, f, step, want_idx, nan_takes, hold)
+                    shift = s0 + jw * dw
+                    q, r = shift // sw, shift % sw
+                    # Every tap updates the same run [lo, hi), then its own border outputs: runs that
+                    # start at different outputs made each load straddle the last tap's stores
+                    # (failed store forwarding, 4x slower).
+                    for part in range(3):
+                        a, b = lo, hi
+                        if part == 1:
+                            a, b = tap_lo[jw], min(lo, tap_hi[jw])
+                        elif part == 2:
+                            a, b = max(hi, tap_lo[jw]), tap_hi[jw]
+                        if a >= b:
+                            continue
+                        f = fb + (a * sw + shift) * st_w
+                        # One source array per call site (see pool_channels_inner).
+                        if direct:
+                            _update_at(flat, at + a + shift, o, ob + a, oi, b - a, f, st_w, want_idx,
+                                       nan_takes, hold)
+                        else:
+                            _update_at(buf, slot + r * plen + a + q, o, ob + a, oi, b - a, f, sw * st_w,
+                                       want_idx, nan_takes, hold)
+        if w_empty:  # outputs whose window has no tap along w
+            for ow in range(out_w):
+                if win[2, 1, ow] >= win[2, 2, ow]:
+                    o[ob + ow] = lowest
+                    if want_idx:
+                        oi[ob + ow] = empty_idx + use_off * base
+
+
+@njit(inline="always")
+def _split_row(flat, at, xs_w, in_w, sw, plen, buf, slot):  # type: ignore[no-untyped-def]
+    """buf[slot + r*plen + i] = row[i*sw + r]: the row's sw phases, each contiguous."""
+    if sw == 2 and xs_w == 1:
+        # A constant stride lets LLVM vectorize the split (interleaved loads).
+        for i in range(in_w // 2):
+            buf[np.uint64(slot + i)] = flat[np.uint64(at + 2 * i)]
+            buf[np.uint64(slot + plen + i)] = flat[np.uint64(at + 2 * i + 1)]
+        if in_w % 2:
+            buf[np.uint64(slot + in_w // 2)] = flat[np.uint64(at + in_w - 1)]
+    else:
+        for r in range(min(sw, in_w)):
+            for i in range((in_w - r + sw - 1) // sw):
+                buf[np.uint64(slot + r * plen + i)] = flat[np.uint64(at + (i * sw + r) * xs_w)]
+
+
+def channels_inner_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
+    """(elements, int64s) of scratch ``pool_channels_inner`` takes per thread: one gathered row."""
+    return out5[4], 0
+
+
+def width_inner_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
+    """(elements, int64s) of scratch ``pool_width_inner`` takes per thread: the phase rows of a
+    plane (or of one row), which plane each row was split for, and the taps' output runs."""
+    sw, in_d, in_h, in_w, k_w, keep_rows = (int(v) for v in p[[11, 15, 16, 17, 33, 34]])
+    rows = in_d * in_h if keep_rows else 1
+    return rows * min(sw, in_w) * -(-in_w // sw), 2 * k_w + rows

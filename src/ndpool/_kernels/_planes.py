@@ -1,12 +1,15 @@
-"""MaxPool on NCX data, one (n, c) plane at a time, for rows too short to vectorize well.
+"""MaxPool on NCX data, one (n, c) plane at a time, for rows too short to sweep one at a time.
 
-The row kernel (``pool_width_inner``) sweeps each output row once per tap: with the stem's 56-wide
-rows that is a million short vector loops, and their setup cost dominated. Here each plane is split
-once into stride phases (phase (rd, rh, rw) holds x[i*sd + rd, j*sh + rh, k*sw + rw]); then a tap is a
-constant shift in one phase, and every output of the interior block (windows wholly inside the input)
-takes the tap in ONE contiguous loop over the block laid out with the phase's row strides. Positions
-of that layout that fall outside the block are computed and discarded. Border outputs take the
-per-output path. Taps are visited in row-major order, so the first-maximum rule holds as in _loops.
+With the stem's 56-wide rows a row kernel runs about a million short loops (9 per output row), and
+their setup dominates. Here each plane is split once into stride phases (phase (rd, rh, rw) holds
+x[i*sd + rd, j*sh + rh, k*sw + rw]); then a tap is a constant shift in one phase, and every output
+of the interior block (windows wholly inside the input) takes the tap in ONE contiguous loop over
+the block laid out with the phase's row strides. Positions of that layout that fall outside the
+block are computed and overwritten later. When that layout is the output's own (the phase rows are
+as long as the output rows, as in every "same"-padded stride-s pool of a multiple of s), the loop
+runs on the output itself; otherwise on a scratch block copied out at the end. Outputs outside the
+block (the borders) take the per-output path. Taps are visited in row-major order, so the
+first-maximum rule holds as in _loops.
 """
 
 from __future__ import annotations
@@ -14,12 +17,40 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._jit import kernel
 from ._keys import as_key
-from ._loops import _one_window, _wins
+from ._loops import _seed_at, _split_row, _update_at, _wins
 
 
-@njit(cache=True, nogil=True)
-def pool_planes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi):  # type: ignore[no-untyped-def]
+@njit(inline="always")
+def _one_window(flat, plane, xst, win, dd, dh, dw, od, oh, ow, st_d, st_h, st_w, seed_lowest, lowest,
+                nan_takes, hold):  # type: ignore[no-untyped-def]
+    """(value, plane index, has taps) of one output by the sequential rule."""
+    s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
+    s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
+    s_w, f_w, e_w = win[2, 0, ow], win[2, 1, ow], win[2, 2, ow]
+    if f_d >= e_d or f_h >= e_h or f_w >= e_w:
+        return lowest, 0, False
+    d, h, w = s_d + f_d * dd, s_h + f_h * dh, s_w + f_w * dw
+    m = flat[np.uint64(plane + d * xst[2] + h * xst[3] + w * xst[4])]
+    mi = d * st_d + h * st_h + w * st_w
+    if seed_lowest:
+        m, mi = lowest, 0
+    for jd in range(f_d, e_d):
+        d = s_d + jd * dd
+        for jh in range(f_h, e_h):
+            h = s_h + jh * dh
+            for jw in range(f_w, e_w):
+                w = s_w + jw * dw
+                v = flat[np.uint64(plane + d * xst[2] + h * xst[3] + w * xst[4])]
+                take = _wins(as_key(v), as_key(m), nan_takes, hold)
+                m = v if take else m
+                mi = d * st_d + h * st_h + w * st_w if take else mi
+    return m, mi, True
+
+
+@kernel
+def pool_planes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
     _, n_chan, out_d, out_h, out_w = out.shape
     want_idx, seed_lowest = p[0] != 0, p[1] != 0
     nan_takes, hold = p[2] != 0, p[3] != 0
@@ -29,18 +60,26 @@ def pool_planes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi): 
     d_lo, d_hi, h_lo, h_hi, w_lo, w_hi = p[25], p[26], p[27], p[28], p[29], p[30]
     k_d, k_h, k_w = p[31], p[32], p[33]
     dd, dh, dw = dil[0], dil[1], dil[2]
+    xs_n, xs_c, xs_d, xs_h, xs_w = xst[0], xst[1], xst[2], xst[3], xst[4]
     lowest = empty[0]
+    o_all = out.reshape(-1)
+    oi_all = idx.reshape(-1)
+    plane_out = out_d * out_h * out_w
     # ph_* phases per axis; each phase holds big_d x big_h x big_w elements.
     ph_d, ph_h, ph_w = min(sd, in_d), min(sh, in_h), min(sw, in_w)
     big_d, big_h, big_w = (in_d + sd - 1) // sd, (in_h + sh - 1) // sh, (in_w + sw - 1) // sw
-    phase = np.empty((ph_d * ph_h * ph_w, big_d * big_h * big_w), flat.dtype)
+    phase_len = big_d * big_h * big_w
+    n_phase = ph_d * ph_h * ph_w * phase_len
+    phase = work[:n_phase]
     bd, bh, bw = d_hi - d_lo, h_hi - h_lo, w_hi - w_lo
     block = bd > 0 and bh > 0 and bw > 0
     span = ((bd - 1) * big_h + (bh - 1)) * big_w + bw if block else 0
-    acc = np.empty(max(span, 1), flat.dtype)
-    acc_idx = np.empty(max(span, 1) if want_idx else 1, np.int64)
+    # The block's layout is the output's own: run on the output, no copy.
+    in_place = big_w == out_w and (bd == 1 or big_h == out_h)
+    acc_buf = work[n_phase:n_phase + (0 if in_place else span)]
+    acc_idx_buf = iwork[span:span + (0 if in_place or not want_idx else span)]
     # Per block position, the index part that depends on the output: o*s*st per axis.
-    block_base = np.empty(max(span, 1) if want_idx else 1, np.int64)
+    block_base = iwork[:span if want_idx else 0]
     if want_idx:
         for j in range(span):
             od = d_lo + j // (big_h * big_w)
@@ -51,26 +90,23 @@ def pool_planes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi): 
     for plane_no in range(row_lo, row_hi):
         n = plane_no // n_chan
         c = plane_no % n_chan
-        plane = xoff + n * xst[0] + c * xst[1]
+        plane = xoff + n * xs_n + c * xs_c
         base = n * off_n + c * off_c
-        o = out[n, c]
-        oi = idx[n, c] if want_idx else idx[0, 0]
+        ob = plane_no * plane_out
         if block:
             # Split the plane into its phases (each input element copied once).
             for d in range(in_d):
                 for h in range(in_h):
-                    at = plane + d * xst[2] + h * xst[3]
+                    at = plane + d * xs_d + h * xs_h
                     row_at = ((d // sd) * big_h + h // sh) * big_w
-                    first_phase = ((d % sd) * ph_h + h % sh) * ph_w
-                    for rw in range(ph_w):
-                        dst = phase[first_phase + rw]
-                        for k in range((in_w - rw + sw - 1) // sw):
-                            dst[row_at + k] = flat[np.uint64(at + (k * sw + rw) * xst[4])]
-            seeded = seed_lowest
+                    first = ((d % sd) * ph_h + h % sh) * ph_w * phase_len
+                    _split_row(flat, at, xs_w, in_w, sw, phase_len, phase, first + row_at)
+            if in_place:
+                acc, acc_idx, a0 = o_all, oi_all, ob + (d_lo * out_h + h_lo) * out_w + w_lo
+            else:
+                acc, acc_idx, a0 = acc_buf, acc_idx_buf, 0
             if seed_lowest:
-                acc[:span] = lowest
-                if want_idx:
-                    acc_idx[:span] = 0
+                _seed_at(empty, -1, acc, a0, acc_idx, span, base, 0, want_idx)
             for jd in range(k_d):
                 pos_d = s0_d + jd * dd
                 q_d, r_d = pos_d // sd, pos_d % sd
@@ -80,45 +116,59 @@ def pool_planes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi): 
                     for jw in range(k_w):
                         pos_w = s0_w + jw * dw
                         q_w, r_w = pos_w // sw, pos_w % sw
-                        src_plane = phase[(r_d * ph_h + r_h) * ph_w + r_w]
-                        start = ((d_lo + q_d) * big_h + (h_lo + q_h)) * big_w + (w_lo + q_w)
-                        src = src_plane[start:start + span]
-                        tap = pos_d * st_d + pos_h * st_h + pos_w * st_w
-                        if not seeded:
-                            acc[:span] = src
+                        start = (((r_d * ph_h + r_h) * ph_w + r_w) * phase_len
+                                 + ((d_lo + q_d) * big_h + (h_lo + q_h)) * big_w + (w_lo + q_w))
+                        tap = base + pos_d * st_d + pos_h * st_h + pos_w * st_w
+                        if jd == 0 and jh == 0 and jw == 0 and not seed_lowest:
+                            _seed_at(phase, start, acc, a0, acc_idx, span, 0, 0, False)
                             if want_idx:
                                 for j in range(span):
-                                    acc_idx[j] = block_base[j] + tap
-                            seeded = True
+                                    acc_idx[np.uint64(a0 + j)] = block_base[j] + tap
                             continue
                         if want_idx:
                             for j in range(span):
-                                v, m = src[j], acc[j]
+                                a, b = np.uint64(start + j), np.uint64(a0 + j)
+                                v, m = phase[a], acc[b]
                                 take = _wins(as_key(v), as_key(m), nan_takes, hold)
-                                acc[j] = v if take else m
-                                acc_idx[j] = block_base[j] + tap if take else acc_idx[j]
+                                acc[b] = v if take else m
+                                acc_idx[b] = block_base[j] + tap if take else acc_idx[b]
                         else:
-                            for j in range(span):
-                                v, m = src[j], acc[j]
-                                acc[j] = v if _wins(as_key(v), as_key(m), nan_takes, hold) else m
-            for i in range(bd):
-                for k in range(bh):
-                    at = (i * big_h + k) * big_w
-                    o[d_lo + i, h_lo + k, w_lo:w_hi] = acc[at:at + bw]
-                    if want_idx:
-                        dsti = oi[d_lo + i, h_lo + k, w_lo:w_hi]
-                        for j in range(bw):
-                            dsti[j] = acc_idx[at + j] + base
-        # Outputs outside the block, one by one.
+                            _update_at(phase, start, acc, a0, acc_idx, span, 0, 0, False, nan_takes, hold)
+            if not in_place:
+                for i in range(bd):
+                    for k in range(bh):
+                        at = (i * big_h + k) * big_w
+                        to = ob + ((d_lo + i) * out_h + h_lo + k) * out_w + w_lo
+                        _seed_at(acc, at, o_all, to, oi_all, bw, 0, 0, False)
+                        if want_idx:
+                            for j in range(bw):
+                                oi_all[to + j] = acc_idx[at + j]
+        # Outputs outside the block, one by one: whole rows outside it, the rest of its rows' ends.
         for od in range(out_d):
             in_block_d = d_lo <= od < d_hi
             for oh in range(out_h):
-                in_block_h = in_block_d and h_lo <= oh < h_hi
-                for ow in range(out_w):
-                    if in_block_h and w_lo <= ow < w_hi:
-                        continue
-                    m, mi, has = _one_window(flat, plane, xst, win, dd, dh, dw, od, oh, ow, st_d, st_h,
-                                             st_w, seed_lowest, lowest, nan_takes, hold)
-                    o[od, oh, ow] = m
-                    if want_idx:
-                        oi[od, oh, ow] = mi + base if has else empty_idx + use_off * base
+                in_block = in_block_d and h_lo <= oh < h_hi and w_lo < w_hi
+                for part in range(2 if in_block else 1):
+                    a, b = (0, out_w) if not in_block else ((0, w_lo) if part == 0 else (w_hi, out_w))
+                    for ow in range(a, b):
+                        m, mi, has = _one_window(flat, plane, xst, win, dd, dh, dw, od, oh, ow, st_d,
+                                                 st_h, st_w, seed_lowest, lowest, nan_takes, hold)
+                        k = ob + (od * out_h + oh) * out_w + ow
+                        o_all[k] = m
+                        if want_idx:
+                            oi_all[k] = mi + base if has else empty_idx + use_off * base
+
+
+def planes_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
+    """(elements, int64s) of scratch ``pool_planes`` takes per thread: the plane's phases, and the
+    block's positions' index parts and (when it is not the output's layout) the block itself."""
+    in_d, in_h, in_w = (int(v) for v in p[15:18])
+    sd, sh, sw = (int(v) for v in p[22:25])
+    d_lo, d_hi, h_lo, h_hi, w_lo, w_hi = (int(v) for v in p[25:31])
+    _, _, _, out_h, out_w = out5
+    big_d, big_h, big_w = -(-in_d // sd), -(-in_h // sh), -(-in_w // sw)
+    phases = min(sd, in_d) * min(sh, in_h) * min(sw, in_w) * big_d * big_h * big_w
+    bd, bh, bw = d_hi - d_lo, h_hi - h_lo, w_hi - w_lo
+    span = ((bd - 1) * big_h + (bh - 1)) * big_w + bw if min(bd, bh, bw) > 0 else 0
+    in_place = big_w == out_w and (bd == 1 or big_h == out_h)
+    return phases + (0 if in_place else span), 2 * span

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._jit import kernel
 from ._keys import as_key
 from ._loops import _gather
 
@@ -98,8 +99,8 @@ def _query(val, idx, lanes, dil, start, first, end, n_out, out, outi, want_idx, 
 
 
 # One (n, c) plane per row of work. Scratch per call: the tables of the three passes.
-@njit(cache=True, nogil=True)
-def pool_separable(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi):  # type: ignore[no-untyped-def]
+@kernel
+def pool_separable(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
     _, n_chan, out_d, out_h, out_w = out.shape
     in_d, in_h, in_w = p[15], p[16], p[17]
     top_d, top_h, top_w = p[18], p[19], p[20]
@@ -116,12 +117,13 @@ def pool_separable(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi
     lowest = empty[0]
     # Pass w: one input row at a time. Pass h: all rows of one d slice, lanes = out_w.
     # Pass d: all slices, lanes = out_h * out_w.
-    tw_val = np.empty((top_w + 1, in_w), flat.dtype)
-    tw_idx = np.empty((top_w + 1, in_w), np.int64)
-    th_val = np.empty((top_h + 1, in_h * out_w), flat.dtype)
-    th_idx = np.empty((top_h + 1, in_h * out_w), np.int64)
-    td_val = np.empty((top_d + 1, in_d * out_h * out_w), flat.dtype)
-    td_idx = np.empty((top_d + 1, in_d * out_h * out_w), np.int64)
+    n_w, n_h, n_d = (top_w + 1) * in_w, (top_h + 1) * in_h * out_w, (top_d + 1) * in_d * out_h * out_w
+    tw_val = work[:n_w].reshape((top_w + 1, in_w))
+    tw_idx = iwork[:n_w].reshape((top_w + 1, in_w))
+    th_val = work[n_w:n_w + n_h].reshape((top_h + 1, in_h * out_w))
+    th_idx = iwork[n_w:n_w + n_h].reshape((top_h + 1, in_h * out_w))
+    td_val = work[n_w + n_h:n_w + n_h + n_d].reshape((top_d + 1, in_d * out_h * out_w))
+    td_idx = iwork[n_w + n_h:n_w + n_h + n_d].reshape((top_d + 1, in_d * out_h * out_w))
     for plane in range(row_lo, row_hi):
         n = plane // n_chan
         c = plane % n_chan
@@ -131,10 +133,7 @@ def pool_separable(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi
             for h in range(in_h):
                 at = at_plane + d * xst[2] + h * xst[3]
                 row = tw_val[0]
-                if xst[4] == 1:
-                    row[:] = flat[at:at + in_w]
-                else:
-                    _gather(flat, at, in_w, xst[4], row)
+                _gather(flat, at, in_w, xst[4], row)
                 if want_idx:
                     fb = d * st_d + h * st_h
                     for w in range(in_w):
@@ -190,3 +189,11 @@ def pool_separable(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi
                             o[k] = lowest
                             if want_idx:
                                 oi[k] = empty_idx + use_off * base
+
+
+def separable_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
+    """(elements, int64s) of scratch ``pool_separable`` takes per thread: the three passes' tables."""
+    in_d, in_h, in_w, top_d, top_h, top_w = (int(v) for v in p[15:21])
+    _, _, _, out_h, out_w = out5
+    n = (top_w + 1) * in_w + (top_h + 1) * in_h * out_w + (top_d + 1) * in_d * out_h * out_w
+    return n, n
