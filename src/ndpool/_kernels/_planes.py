@@ -77,11 +77,14 @@ def pool_planes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, w
     # The block's layout is the output's own: run on the output, no copy.
     in_place = big_w == out_w and (bd == 1 or big_h == out_h)
     acc_buf = work[n_phase:n_phase + (0 if in_place else span)]
-    acc_idx_buf = iwork[span:span + (0 if in_place or not want_idx else span)]
-    # Per block position, the index part that depends on the output: o*s*st per axis.
+    # While the taps run, the block's index slots hold the number of the winning tap (a constant
+    # per loop: vectorizes); at the end it becomes (index part of the position) + (tap's offset).
+    n_taps = k_d * k_h * k_w
     block_base = iwork[:span if want_idx else 0]
+    tap_off = iwork[span:span + n_taps]
+    acc_idx_buf = iwork[span + n_taps:span + n_taps + (0 if in_place or not want_idx else span)]
     if want_idx:
-        for j in range(span):
+        for j in range(span):  # the index part that depends on the output: o*s*st per axis
             od = d_lo + j // (big_h * big_w)
             oh = h_lo + (j // big_w) % big_h
             ow = w_lo + j % big_w
@@ -105,8 +108,9 @@ def pool_planes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, w
                 acc, acc_idx, a0 = o_all, oi_all, ob + (d_lo * out_h + h_lo) * out_w + w_lo
             else:
                 acc, acc_idx, a0 = acc_buf, acc_idx_buf, 0
-            if seed_lowest:
-                _seed_at(empty, -1, acc, a0, acc_idx, span, base, 0, want_idx)
+            if seed_lowest:  # its index: the plane's first element (tap slot -1)
+                _seed_at(empty, -1, acc, a0, acc_idx, span, -1, 0, want_idx)
+            t = 0
             for jd in range(k_d):
                 pos_d = s0_d + jd * dd
                 q_d, r_d = pos_d // sd, pos_d % sd
@@ -118,22 +122,17 @@ def pool_planes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, w
                         q_w, r_w = pos_w // sw, pos_w % sw
                         start = (((r_d * ph_h + r_h) * ph_w + r_w) * phase_len
                                  + ((d_lo + q_d) * big_h + (h_lo + q_h)) * big_w + (w_lo + q_w))
-                        tap = base + pos_d * st_d + pos_h * st_h + pos_w * st_w
-                        if jd == 0 and jh == 0 and jw == 0 and not seed_lowest:
-                            _seed_at(phase, start, acc, a0, acc_idx, span, 0, 0, False)
-                            if want_idx:
-                                for j in range(span):
-                                    acc_idx[np.uint64(a0 + j)] = block_base[j] + tap
-                            continue
-                        if want_idx:
-                            for j in range(span):
-                                a, b = np.uint64(start + j), np.uint64(a0 + j)
-                                v, m = phase[a], acc[b]
-                                take = _wins(as_key(v), as_key(m), nan_takes, hold)
-                                acc[b] = v if take else m
-                                acc_idx[b] = block_base[j] + tap if take else acc_idx[b]
+                        tap_off[t] = pos_d * st_d + pos_h * st_h + pos_w * st_w
+                        if t == 0 and not seed_lowest:
+                            _seed_at(phase, start, acc, a0, acc_idx, span, 0, 0, want_idx)
                         else:
-                            _update_at(phase, start, acc, a0, acc_idx, span, 0, 0, False, nan_takes, hold)
+                            _update_at(phase, start, acc, a0, acc_idx, span, t, 0, want_idx, nan_takes, hold)
+                        t += 1
+            if want_idx:
+                for j in range(span):
+                    k = np.uint64(a0 + j)
+                    slot = acc_idx[k]
+                    acc_idx[k] = base + (block_base[j] + tap_off[slot] if slot >= 0 else 0)
             if not in_place:
                 for i in range(bd):
                     for k in range(bh):
@@ -171,4 +170,5 @@ def planes_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -
     bd, bh, bw = d_hi - d_lo, h_hi - h_lo, w_hi - w_lo
     span = ((bd - 1) * big_h + (bh - 1)) * big_w + bw if min(bd, bh, bw) > 0 else 0
     in_place = big_w == out_w and (bd == 1 or big_h == out_h)
-    return phases + (0 if in_place else span), 2 * span
+    n_taps = int(np.prod(p[31:34]))
+    return phases + (0 if in_place else span), 2 * span + n_taps
