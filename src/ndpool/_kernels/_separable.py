@@ -14,7 +14,7 @@ later one). Two presets need a last step: openvino starts at ``lowest`` (a resul
 Per axis, level t of the table holds, at position p, the fold of the taps p, p+d, ..., p+(2**t-1)*d.
 A window of c in-range taps starting at p0 is combine(level_t[p0], level_t[p0 + (c - 2**t)*d]) with
 2**t <= c < 2**(t+1): two overlapping halves (the combine is idempotent). Building level t+1 from
-level t is one contiguous, vectorized pass over the whole (positions x lanes) array.
+level t is one contiguous, vectorized pass over the (positions x lanes) array.
 Cost per plane: O(plane * log2(k)) per axis, against O(plane * k) for the direct loop.
 """
 
@@ -34,45 +34,65 @@ def _later_wins(kv, km, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped
             | (nan_bottom & (km != km) & (kv == kv)))
 
 
+# Lanes per strip of the h and d passes: (levels) x (positions) x STRIP values and indices in L2.
+STRIP = 64
+
+
 @njit(inline="always")
-def _levels(val, idx, n, lanes, dil, top, want_idx, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
-    """Fill levels 1..top of the table in place; level 0 (val[0], idx[0]) holds the data."""
+def _levels(val, idx, base, n, lanes, dil, top, want_idx, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
+    """Fill levels 1..top of the table at ``base`` (level t at base + t*n*lanes) from level 0."""
+    size = n * lanes
     for t in range(top):
         shift = (1 << t) * dil * lanes
-        src, srci, dst, dsti = val[t], idx[t], val[t + 1], idx[t + 1]
-        count = n * lanes - shift
-        if want_idx:
-            for i in range(max(count, 0)):
-                e, later = src[i], src[i + shift]
-                take = _later_wins(as_key(later), as_key(e), nan_takes, hold, nan_bottom)
-                dst[i] = later if take else e
-                dsti[i] = srci[i + shift] if take else srci[i]
-        else:
-            for i in range(max(count, 0)):
-                e, later = src[i], src[i + shift]
-                dst[i] = later if _later_wins(as_key(later), as_key(e), nan_takes, hold, nan_bottom) else e
+        _combine_run(val, idx, base + t * size, shift, 1, val, idx, base + (t + 1) * size,
+                     max(size - shift, 0), want_idx, nan_takes, hold, nan_bottom)
+
+
+@kernel  # one compiled loop nest shared by every call site (inlined, it tripled compile time)
+def _combine_run(val, idx, a, gap, step, out, outi, o, count, want_idx, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
+    """out[o + i] = the later-wins fold of val[a + i*step] (earlier) and val[a + i*step + gap]
+    (later), for i < count. One loop per NaN rule, with its flags as constants (vectorizes)."""
+    if nan_takes and hold:
+        _combine_rule(val, idx, a, gap, step, out, outi, o, count, want_idx, True, True, False)
+    elif nan_takes:
+        _combine_rule(val, idx, a, gap, step, out, outi, o, count, want_idx, True, False, False)
+    else:
+        _combine_rule(val, idx, a, gap, step, out, outi, o, count, want_idx, False, False, nan_bottom)
 
 
 @njit(inline="always")
-def _query(val, idx, lanes, dil, start, first, end, n_out, out, outi, want_idx, nan_takes, hold,
-           nan_bottom):  # type: ignore[no-untyped-def]
-    """out[o, :] = the fold over the in-range taps of window o (windows with none are skipped)."""
-    if lanes == 1:  # the w pass: one value per window, no row slices (they cost more than the fold)
-        for o in range(n_out):
-            c = end[o] - first[o]
-            if c <= 0:
-                continue
-            t = 0
-            while (2 << t) <= c:
-                t += 1
-            a = start[o] + first[o] * dil
-            b = a + (c - (1 << t)) * dil
-            e, later = val[t, a], val[t, b]
+def _combine_rule(val, idx, a, gap, step, out, outi, o, count, want_idx, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
+    if want_idx:
+        for i in range(count):
+            x, y, k = np.uint64(a + i * step), np.uint64(a + i * step + gap), np.uint64(o + i)
+            e, later = val[x], val[y]
             take = _later_wins(as_key(later), as_key(e), nan_takes, hold, nan_bottom)
-            out[o] = later if take else e
-            if want_idx:
-                outi[o] = idx[t, b] if take else idx[t, a]
-        return
+            out[k] = later if take else e
+            outi[k] = idx[y] if take else idx[x]
+    else:
+        for i in range(count):
+            x, y = np.uint64(a + i * step), np.uint64(a + i * step + gap)
+            e, later = val[x], val[y]
+            out[np.uint64(o + i)] = later if _later_wins(as_key(later), as_key(e), nan_takes, hold,
+                                                         nan_bottom) else e
+
+
+@njit(inline="always")
+def _combine(val, idx, a, b, out, outi, k, want_idx, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
+    """out[k] = the later-wins fold of val[a] (earlier) and val[b] (later)."""
+    e, later = val[a], val[b]
+    take = _later_wins(as_key(later), as_key(e), nan_takes, hold, nan_bottom)
+    out[k] = later if take else e
+    if want_idx:
+        outi[k] = idx[b] if take else idx[a]
+
+
+@njit(inline="always")
+def _query(val, idx, base, n, lanes, dil, start, first, end, n_out, out, outi, o0, o_stride, want_idx,
+           nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
+    """out[o0 + o*o_stride + i] = the fold over window o's in-range taps, for each lane i
+    (windows with none are skipped)."""
+    size = n * lanes
     for o in range(n_out):
         c = end[o] - first[o]
         if c <= 0:
@@ -81,24 +101,58 @@ def _query(val, idx, lanes, dil, start, first, end, n_out, out, outi, want_idx, 
         while (2 << t) <= c:
             t += 1
         p0 = start[o] + first[o] * dil
-        a = p0 * lanes
-        b = (p0 + (c - (1 << t)) * dil) * lanes
-        lv, li = val[t], idx[t]
-        dst = out[o * lanes:(o + 1) * lanes]
-        dsti = outi[o * lanes:(o + 1) * lanes]
-        if want_idx:
-            for i in range(lanes):
-                e, later = lv[a + i], lv[b + i]
-                take = _later_wins(as_key(later), as_key(e), nan_takes, hold, nan_bottom)
-                dst[i] = later if take else e
-                dsti[i] = li[b + i] if take else li[a + i]
-        else:
-            for i in range(lanes):
-                e, later = lv[a + i], lv[b + i]
-                dst[i] = later if _later_wins(as_key(later), as_key(e), nan_takes, hold, nan_bottom) else e
+        a = base + t * size + p0 * lanes
+        b = base + t * size + (p0 + (c - (1 << t)) * dil) * lanes
+        _combine_run(val, idx, a, b - a, 1, out, outi, o0 + o * o_stride, lanes, want_idx, nan_takes,
+                     hold, nan_bottom)
 
 
-# One (n, c) plane per row of work. Scratch per call: the tables of the three passes.
+@njit(inline="always")
+def _query_row(val, idx, n, dil, stride, start, first, end, n_out, lo, hi, k, out, outi, o0, want_idx,
+               nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
+    """The w pass's query (one lane): outputs [lo, hi) have all k taps, hence one level and two
+    reads at a fixed distance: one vectorized loop. The others one by one."""
+    _query(val, idx, 0, n, 1, dil, start, first, end, lo, out, outi, o0, 1, want_idx, nan_takes, hold,
+           nan_bottom)
+    if hi > lo:
+        t = 0
+        while (2 << t) <= k:
+            t += 1
+        _combine_run(val, idx, t * n + start[lo], (k - (1 << t)) * dil, stride, out, outi, o0 + lo,
+                     hi - lo, want_idx, nan_takes, hold, nan_bottom)
+    for o in range(max(hi, lo), n_out):
+        c = end[o] - first[o]
+        if c <= 0:
+            continue
+        t = 0
+        while (2 << t) <= c:
+            t += 1
+        a = start[o] + first[o] * dil
+        b = a + (c - (1 << t)) * dil
+        _combine(val, idx, np.uint64(t * n + a), np.uint64(t * n + b), out, outi, np.uint64(o0 + o),
+                 want_idx, nan_takes, hold, nan_bottom)
+
+
+@njit(inline="always")
+def _strip_pass(val, idx, src, n, lanes, tab, dil, top, start, first, end, n_out, out, outi, o0,
+                want_idx, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
+    """Reduce (n positions x lanes) at ``src`` along the positions into (n_out x lanes) at ``o0``
+    of ``out``, STRIP lanes at a time through a table at ``tab``."""
+    for c0 in range(0, lanes, STRIP):
+        cs = min(STRIP, lanes - c0)
+        for pos in range(n):
+            a, b = src + pos * lanes + c0, tab + pos * cs
+            for i in range(cs):
+                val[np.uint64(b + i)] = val[np.uint64(a + i)]
+            if want_idx:
+                for i in range(cs):
+                    idx[np.uint64(b + i)] = idx[np.uint64(a + i)]
+        _levels(val, idx, tab, n, cs, dil, top, want_idx, nan_takes, hold, nan_bottom)
+        _query(val, idx, tab, n, cs, dil, start, first, end, n_out, out, outi, o0 + c0, lanes, want_idx,
+               nan_takes, hold, nan_bottom)
+
+
+# One (n, c) plane per row of work.
 @kernel
 def pool_separable(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
     _, n_chan, out_d, out_h, out_w = out.shape
@@ -108,6 +162,7 @@ def pool_separable(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi
     nan_takes, hold = p[2] != 0, p[3] != 0
     nan_bottom = not nan_takes
     first_valid = p[21] != 0
+    sw, w_lo, w_hi, k_w = p[24], p[29], p[30], p[33]
     any_empty = False  # some output window lacks in-range taps on some axis
     for axis in range(3):
         for o_ in range((out_d, out_h, out_w)[axis]):
@@ -115,46 +170,48 @@ def pool_separable(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi
     off_n, off_c, st_d, st_h, st_w, empty_idx, use_off = p[4], p[5], p[6], p[7], p[8], p[9], p[10]
     dd, dh, dw = dil[0], dil[1], dil[2]
     lowest = empty[0]
-    # Pass w: one input row at a time. Pass h: all rows of one d slice, lanes = out_w.
-    # Pass d: all slices, lanes = out_h * out_w.
-    n_w, n_h, n_d = (top_w + 1) * in_w, (top_h + 1) * in_h * out_w, (top_d + 1) * in_d * out_h * out_w
-    tw_val = work[:n_w].reshape((top_w + 1, in_w))
-    tw_idx = iwork[:n_w].reshape((top_w + 1, in_w))
-    th_val = work[n_w:n_w + n_h].reshape((top_h + 1, in_h * out_w))
-    th_idx = iwork[n_w:n_w + n_h].reshape((top_h + 1, in_h * out_w))
-    td_val = work[n_w + n_h:n_w + n_h + n_d].reshape((top_d + 1, in_d * out_h * out_w))
-    td_idx = iwork[n_w + n_h:n_w + n_h + n_d].reshape((top_d + 1, in_d * out_h * out_w))
+    o_all = out.reshape(-1)
+    oi_all = idx.reshape(-1)
+    total = out_d * out_h * out_w
+    # Scratch (values in work, indices at the same offsets in iwork): the w table of one row, the
+    # w pass's output for one d slice (h pass input), the h pass's output (d pass input), and the
+    # h and d strip tables. With one d position the h pass writes the output plane directly.
+    one_d = in_d == 1 and out_d == 1
+    hb = (top_w + 1) * in_w
+    db = hb + in_h * out_w
+    th = db + (0 if one_d else in_d * out_h * out_w)
+    td = th + (top_h + 1) * in_h * min(STRIP, out_w)
     for plane in range(row_lo, row_hi):
         n = plane // n_chan
         c = plane % n_chan
         at_plane = xoff + n * xst[0] + c * xst[1]
         base = n * off_n + c * off_c
+        ob = plane * total
         for d in range(in_d):
             for h in range(in_h):
                 at = at_plane + d * xst[2] + h * xst[3]
-                row = tw_val[0]
-                _gather(flat, at, in_w, xst[4], row)
+                for w in range(in_w):
+                    work[w] = flat[np.uint64(at + w * xst[4])]
                 if want_idx:
                     fb = d * st_d + h * st_h
                     for w in range(in_w):
-                        tw_idx[0, w] = fb + w * st_w
-                _levels(tw_val, tw_idx, in_w, 1, dw, top_w, want_idx, nan_takes, hold, nan_bottom)
-                _query(tw_val, tw_idx, 1, dw, win[2, 0], win[2, 1], win[2, 2], out_w,
-                       th_val[0, h * out_w:(h + 1) * out_w], th_idx[0, h * out_w:(h + 1) * out_w],
-                       want_idx, nan_takes, hold, nan_bottom)
-            _levels(th_val, th_idx, in_h, out_w, dh, top_h, want_idx, nan_takes, hold, nan_bottom)
-            lanes = out_h * out_w
-            _query(th_val, th_idx, out_w, dh, win[1, 0], win[1, 1], win[1, 2], out_h,
-                   td_val[0, d * lanes:(d + 1) * lanes], td_idx[0, d * lanes:(d + 1) * lanes],
-                   want_idx, nan_takes, hold, nan_bottom)
-        _levels(td_val, td_idx, in_d, out_h * out_w, dd, top_d, want_idx, nan_takes, hold, nan_bottom)
-        o = out[n, c].reshape(out_d * out_h * out_w)
-        oi = idx[n, c].reshape(out_d * out_h * out_w) if want_idx else idx[0, 0, 0, 0]
-        _query(td_val, td_idx, out_h * out_w, dd, win[0, 0], win[0, 1], win[0, 2], out_d, o, oi,
-               want_idx, nan_takes, hold, nan_bottom)
+                        iwork[w] = fb + w * st_w
+                _levels(work, iwork, 0, in_w, 1, dw, top_w, want_idx, nan_takes, hold, nan_bottom)
+                _query_row(work, iwork, in_w, dw, sw, win[2, 0], win[2, 1], win[2, 2], out_w, w_lo, w_hi,
+                           k_w, work, iwork, hb + h * out_w, want_idx, nan_takes, hold, nan_bottom)
+            if one_d:
+                _strip_pass(work, iwork, hb, in_h, out_w, th, dh, top_h, win[1, 0], win[1, 1], win[1, 2],
+                            out_h, o_all, oi_all, ob, want_idx, nan_takes, hold, nan_bottom)
+            else:
+                _strip_pass(work, iwork, hb, in_h, out_w, th, dh, top_h, win[1, 0], win[1, 1], win[1, 2],
+                            out_h, work, iwork, db + d * out_h * out_w, want_idx, nan_takes, hold, nan_bottom)
+        if not one_d:
+            _strip_pass(work, iwork, db, in_d, out_h * out_w, td, dd, top_d, win[0, 0], win[0, 1],
+                        win[0, 2], out_d, o_all, oi_all, ob, want_idx, nan_takes, hold, nan_bottom)
+        o = o_all[ob:ob + total]
+        oi = oi_all[ob:ob + total] if want_idx else oi_all
         # The presets' starts and empty windows. Whole-plane passes where possible: a per-output
         # loop here cost more than the tables themselves.
-        total = out_d * out_h * out_w
         if seed_lowest:  # openvino: a result not above ``lowest`` gives lowest and the plane's first
             for k in range(total):
                 keep = as_key(o[k]) > as_key(lowest)
@@ -192,8 +249,10 @@ def pool_separable(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi
 
 
 def separable_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
-    """(elements, int64s) of scratch ``pool_separable`` takes per thread: the three passes' tables."""
+    """(elements, int64s) of scratch ``pool_separable`` takes per thread (see its layout)."""
     in_d, in_h, in_w, top_d, top_h, top_w = (int(v) for v in p[15:21])
-    _, _, _, out_h, out_w = out5
-    n = (top_w + 1) * in_w + (top_h + 1) * in_h * out_w + (top_d + 1) * in_d * out_h * out_w
+    _, _, out_d, out_h, out_w = out5
+    one_d = in_d == 1 and out_d == 1
+    n = ((top_w + 1) * in_w + in_h * out_w + (0 if one_d else in_d * out_h * out_w)
+         + (top_h + 1) * in_h * min(STRIP, out_w) + (0 if one_d else (top_d + 1) * in_d * min(STRIP, out_h * out_w)))
     return n, n
