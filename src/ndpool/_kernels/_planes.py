@@ -125,8 +125,12 @@ def pool_planes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, w
                         tap_off[t] = pos_d * st_d + pos_h * st_h + pos_w * st_w
                         if t == 0 and not seed_lowest:
                             _seed_at(phase, start, acc, a0, acc_idx, span, 0, 0, want_idx)
+                        elif in_place:  # one array per call site: a phi of two did not vectorize
+                            _update_at(phase, start, o_all, a0, oi_all, span, t, 0, want_idx, nan_takes,
+                                       hold)
                         else:
-                            _update_at(phase, start, acc, a0, acc_idx, span, t, 0, want_idx, nan_takes, hold)
+                            _update_at(phase, start, acc_buf, 0, acc_idx_buf, span, t, 0, want_idx,
+                                       nan_takes, hold)
                         t += 1
             if want_idx:
                 for j in range(span):

@@ -78,28 +78,25 @@ def _combine_rule(val, idx, a, gap, step, out, outi, o, count, want_idx, nan_tak
 
 
 @njit(inline="always")
-def _combine(val, idx, a, b, out, outi, k, want_idx, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
-    """out[k] = the later-wins fold of val[a] (earlier) and val[b] (later)."""
-    e, later = val[a], val[b]
-    take = _later_wins(as_key(later), as_key(e), nan_takes, hold, nan_bottom)
-    out[k] = later if take else e
-    if want_idx:
-        outi[k] = idx[b] if take else idx[a]
+def _level_of(c):  # type: ignore[no-untyped-def]
+    """The table level t with 2**t <= c < 2**(t+1)."""
+    t = 0
+    while (2 << t) <= c:
+        t += 1
+    return t
 
 
 @njit(inline="always")
-def _query(val, idx, base, n, lanes, dil, start, first, end, n_out, out, outi, o0, o_stride, want_idx,
+def _query(val, idx, base, n, lanes, dil, start, first, end, o_lo, o_hi, out, outi, o0, o_stride, want_idx,
            nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
-    """out[o0 + o*o_stride + i] = the fold over window o's in-range taps, for each lane i
-    (windows with none are skipped)."""
+    """out[o0 + o*o_stride + i] = the fold over window o's in-range taps, for each lane i and
+    o_lo <= o < o_hi (windows with none are skipped)."""
     size = n * lanes
-    for o in range(n_out):
+    for o in range(o_lo, o_hi):
         c = end[o] - first[o]
         if c <= 0:
             continue
-        t = 0
-        while (2 << t) <= c:
-            t += 1
+        t = _level_of(c)
         p0 = start[o] + first[o] * dil
         a = base + t * size + p0 * lanes
         b = base + t * size + (p0 + (c - (1 << t)) * dil) * lanes
@@ -112,25 +109,14 @@ def _query_row(val, idx, n, dil, stride, start, first, end, n_out, lo, hi, k, ou
                nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
     """The w pass's query (one lane): outputs [lo, hi) have all k taps, hence one level and two
     reads at a fixed distance: one vectorized loop. The others one by one."""
-    _query(val, idx, 0, n, 1, dil, start, first, end, lo, out, outi, o0, 1, want_idx, nan_takes, hold,
+    _query(val, idx, 0, n, 1, dil, start, first, end, 0, lo, out, outi, o0, 1, want_idx, nan_takes, hold,
            nan_bottom)
     if hi > lo:
-        t = 0
-        while (2 << t) <= k:
-            t += 1
+        t = _level_of(k)
         _combine_run(val, idx, t * n + start[lo], (k - (1 << t)) * dil, stride, out, outi, o0 + lo,
                      hi - lo, want_idx, nan_takes, hold, nan_bottom)
-    for o in range(max(hi, lo), n_out):
-        c = end[o] - first[o]
-        if c <= 0:
-            continue
-        t = 0
-        while (2 << t) <= c:
-            t += 1
-        a = start[o] + first[o] * dil
-        b = a + (c - (1 << t)) * dil
-        _combine(val, idx, np.uint64(t * n + a), np.uint64(t * n + b), out, outi, np.uint64(o0 + o),
-                 want_idx, nan_takes, hold, nan_bottom)
+    _query(val, idx, 0, n, 1, dil, start, first, end, max(hi, lo), n_out, out, outi, o0, 1, want_idx,
+           nan_takes, hold, nan_bottom)
 
 
 @njit(inline="always")
@@ -148,7 +134,7 @@ def _strip_pass(val, idx, src, n, lanes, tab, dil, top, start, first, end, n_out
                 for i in range(cs):
                     idx[np.uint64(b + i)] = idx[np.uint64(a + i)]
         _levels(val, idx, tab, n, cs, dil, top, want_idx, nan_takes, hold, nan_bottom)
-        _query(val, idx, tab, n, cs, dil, start, first, end, n_out, out, outi, o0 + c0, lanes, want_idx,
+        _query(val, idx, tab, n, cs, dil, start, first, end, 0, n_out, out, outi, o0 + c0, lanes, want_idx,
                nan_takes, hold, nan_bottom)
 
 
