@@ -214,6 +214,9 @@ def test_threads_follow_numba_thread_count(monkeypatch: pytest.MonkeyPatch) -> N
 LOOP_CASES = {
     "pool_separable": ((2, 3, 40, 37), dict(kernel=(15, 13), strides=(1, 1), pads_begin=(7, 9),
                                             pads_end=(7, 0), dilations=(1, 2))),
+    # NXC, 10 channels: gathered in blocks of 8, the last one partial.
+    "pool_separable (channel blocks)": ((1, 10, 40, 45), dict(kernel=(15, 14), strides=(1, 1), pads_begin=(7, 3),
+                                                              pads_end=(5, 6))),
     "pool_width_inner": ((1, 2, 3, 700), dict(kernel=(2, 5), strides=(1, 1), pads_begin=(1, 4),
                                               pads_end=(1, 2), dilations=(1, 2))),
     # Stride 2 on long rows: taps read the rows' phases (kept for the plane).
@@ -240,7 +243,8 @@ def test_each_loop_matches_reference(loop: str, preset: str, monkeypatch: pytest
     real = _launch._compiled
     monkeypatch.setattr(_launch, "_compiled", lambda kernel, dtype: chosen.append(kernel) or real(kernel, dtype))
     shape, attrs = LOOP_CASES[loop]
-    layouts = ["NXC"] if loop == "pool_channels_inner" else (["NCX", "NXC"] if loop == "pool_separable" else ["NCX"])
+    name = loop.split()[0]
+    layouts = ["NXC"] if name == "pool_channels_inner" else (["NCX", "NXC"] if name == "pool_separable" else ["NCX"])
     rng = np.random.default_rng(7)
     for layout in layouts:
         for dtype in DTYPES:
@@ -254,4 +258,4 @@ def test_each_loop_matches_reference(loop: str, preset: str, monkeypatch: pytest
                 got = _run("numba", ndpool.max_pool, x, **call)
                 for e, g in zip(*(r if want_indices else (r,) for r in (expected, got)), strict=True):
                     assert np.array_equal(_bits(e), _bits(g)), (loop, dtype, preset, layout, want_indices)
-    assert chosen and all(kernel is getattr(_launch, loop.split()[0]) for kernel in chosen), (loop, chosen)
+    assert chosen and all(kernel is getattr(_launch, name) for kernel in chosen), (loop, chosen)

@@ -140,6 +140,11 @@ def _separable_pays(x: np.ndarray, geom: PoolGeometry, bounds: Bounds) -> bool:
     return separable * margin < direct
 
 
+def _gather_block(geom: _Planes) -> int:
+    """Channels pool_separable gathers together on NXC data: up to 8, about 2**20 elements."""
+    return max(1, min(geom.channels, 8, (1 << 20) // max(geom.plane_size, 1)))
+
+
 def _channels_adjacent(x: np.ndarray, geom: _Planes) -> bool:
     """Whether channels, not width, are adjacent in memory (NXC data): then loops run over C."""
     return geom.channels > 1 and abs(x.strides[1]) < abs(x.strides[-1])
@@ -197,6 +202,8 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
                        + geom.out_size)[axis] for axis in order)
     out5 = np.empty(out_shape, storage)
     idx5 = np.empty(out_shape, np.int64) if index_dtype is not None else _NO_INDICES
+    # Separable on NXC data gathers this many channels' planes at a time (see pool_separable).
+    block = _gather_block(geom) if separable and _channels_adjacent(x, geom) else 1
     if out5.size:
         empty = np.array([preset.empty_value_for(x.dtype)], x.dtype).view(storage)
         dil = np.array((1,) * (3 - len(dilations)) + tuple(dilations), np.int64)
@@ -208,12 +215,12 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
             p = np.concatenate([p, np.array((1,) * pad + geom.strides, np.int64),
                                 np.array([v for lo_hi in inner for v in lo_hi], np.int64),
                                 np.array((1,) * pad + geom.kernel, np.int64),
-                                np.array([geom.plane_size <= _SEPARABLE_MAX_PLANE], np.int64)])
+                                np.array([geom.plane_size <= _SEPARABLE_MAX_PLANE, block], np.int64)])
         flat, offset, strides = _flat_view(x5)
         args = (flat, offset, strides, out5, idx5, _windows(bounds), dil, p, empty)
         planes = geom.batch * geom.channels  # units of work of the per-plane kernels
         if separable:
-            kernel, rows = pool_separable, planes
+            kernel, rows = pool_separable, geom.batch * -(-geom.channels // block)
         elif channels_inner:
             kernel, rows = pool_channels_inner, math.prod(out_shape[:3])
         elif width_kernel is pool_planes:
