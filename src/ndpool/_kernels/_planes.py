@@ -49,6 +49,60 @@ def _one_window(flat, plane, xst, win, dd, dh, dw, od, oh, ow, st_d, st_h, st_w,
     return m, mi, True
 
 
+@kernel  # compiled once, called per border row
+def _row_by_runs(phase, flat, plane, xst, win, dil, od, oh, o, oi, ro, out_w, base, sd, sh, sw, ph_h, ph_w,
+                 big_h, big_w, phase_len, k_w, tap_lo, tap_hi, run_lo, run_hi, w_empty, st_d, st_h, st_w,
+                 empty, empty_idx, use_off, want_idx, seed_lowest, nan_takes, hold):  # type: ignore[no-untyped-def]
+    """Output row (od, oh) of the plane, written at ``ro``: each output seeded with its first
+    in-range tap, then every tap over the run [run_lo, run_hi) all taps share and its own ends."""
+    dd, dh, dw = dil[0], dil[1], dil[2]
+    s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
+    s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
+    s0 = win[2, 0, 0]
+    if f_d >= e_d or f_h >= e_h:  # every window of the row is empty
+        _seed_at(empty, -1, o, ro, oi, out_w, empty_idx + use_off * base, 0, want_idx)
+        return
+    if seed_lowest:
+        _seed_at(empty, -1, o, ro, oi, out_w, base, 0, want_idx)
+    for jd in range(f_d, e_d):
+        d = s_d + jd * dd
+        for jh in range(f_h, e_h):
+            h = s_h + jh * dh
+            row = ((d % sd) * ph_h + h % sh) * ph_w * phase_len + ((d // sd) * big_h + h // sh) * big_w
+            fb = base + d * st_d + h * st_h
+            if jd == f_d and jh == f_h and not seed_lowest:
+                for ow in range(out_w):
+                    f_w, e_w = win[2, 1, ow], win[2, 2, ow]
+                    if (run_lo <= ow < run_hi) or f_w >= e_w:
+                        continue
+                    w = win[2, 0, ow] + f_w * dw
+                    o[ro + ow] = flat[np.uint64(plane + d * xst[2] + h * xst[3] + w * xst[4])]
+                    if want_idx:
+                        oi[ro + ow] = fb + w * st_w
+                if run_hi > run_lo:
+                    q, r = s0 // sw, s0 % sw
+                    _seed_at(phase, row + r * phase_len + run_lo + q, o, ro + run_lo, oi, run_hi - run_lo,
+                             fb + (run_lo * sw + s0) * st_w, sw * st_w, want_idx)
+            for jw in range(k_w):
+                shift = s0 + jw * dw
+                q, r = shift // sw, shift % sw
+                for piece in range(3):
+                    a, b = run_lo, run_hi
+                    if piece == 1:
+                        a, b = tap_lo[jw], min(run_lo, tap_hi[jw])
+                    elif piece == 2:
+                        a, b = max(run_hi, tap_lo[jw]), tap_hi[jw]
+                    if a < b:
+                        _update_at(phase, row + r * phase_len + a + q, o, ro + a, oi, b - a,
+                                   fb + (a * sw + shift) * st_w, sw * st_w, want_idx, nan_takes, hold)
+    if w_empty:  # outputs whose window has no tap along w
+        for ow in range(out_w):
+            if win[2, 1, ow] >= win[2, 2, ow]:
+                o[ro + ow] = empty[0]
+                if want_idx:
+                    oi[ro + ow] = empty_idx + use_off * base
+
+
 @kernel
 def pool_planes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
     _, n_chan, out_d, out_h, out_w = out.shape
@@ -90,6 +144,24 @@ def pool_planes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, w
             ow = w_lo + j % big_w
             block_base[j] = od * sd * st_d + oh * sh * st_h + ow * sw * st_w
     s0_d, s0_h, s0_w = win[0, 0, 0], win[1, 0, 0], win[2, 0, 0]  # window start of output 0
+    # Rows outside the block: per w tap, the outputs [tap_lo, tap_hi) it is in range for, and the
+    # run [run_lo, run_hi) every tap is.
+    tap_lo = iwork[span + n_taps + span:][:k_w]
+    tap_hi = iwork[span + n_taps + span + k_w:][:k_w]
+    tap_lo[:] = 0
+    tap_hi[:] = 0
+    w_empty = False
+    for ow in range(out_w):
+        f_w, e_w = win[2, 1, ow], win[2, 2, ow]
+        w_empty = w_empty or f_w >= e_w
+        for jw in range(f_w, e_w):
+            if tap_hi[jw] == 0:
+                tap_lo[jw] = ow
+            tap_hi[jw] = ow + 1
+    run_lo, run_hi = 0, out_w
+    for jw in range(k_w):
+        run_lo, run_hi = max(run_lo, tap_lo[jw]), min(run_hi, tap_hi[jw])
+    run_lo, run_hi = (run_lo, run_hi) if run_lo < run_hi else (0, 0)
     for plane_no in range(row_lo, row_hi):
         n = plane_no // n_chan
         c = plane_no % n_chan
@@ -146,11 +218,20 @@ def pool_planes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, w
                         if want_idx:
                             for j in range(bw):
                                 oi_all[to + j] = acc_idx[at + j]
-        # Outputs outside the block, one by one: whole rows outside it, the rest of its rows' ends.
+        # Outputs outside the block. Whole rows outside it (with phases split): each tap as runs
+        # along the row, as in _loops.pool_width_inner (3-D faces were 19 ms of scalar windows);
+        # the ends of the block's rows and everything when there is no block: one by one.
         for od in range(out_d):
             in_block_d = d_lo <= od < d_hi
             for oh in range(out_h):
                 in_block = in_block_d and h_lo <= oh < h_hi and w_lo < w_hi
+                if block and not in_block:
+                    _row_by_runs(phase, flat, plane, xst, win, dil, od, oh, o_all,
+                                 oi_all, ob + (od * out_h + oh) * out_w, out_w, base, sd, sh, sw, ph_h, ph_w,
+                                 big_h, big_w, phase_len, k_w, tap_lo, tap_hi, run_lo, run_hi, w_empty,
+                                 st_d, st_h, st_w, empty, empty_idx, use_off, want_idx, seed_lowest,
+                                 nan_takes, hold)
+                    continue
                 for part in range(2 if in_block else 1):
                     a, b = (0, out_w) if not in_block else ((0, w_lo) if part == 0 else (w_hi, out_w))
                     for ow in range(a, b):
@@ -175,4 +256,4 @@ def planes_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -
     span = ((bd - 1) * big_h + (bh - 1)) * big_w + bw if min(bd, bh, bw) > 0 else 0
     in_place = big_w == out_w and (bd == 1 or big_h == out_h)
     n_taps = int(np.prod(p[31:34]))
-    return phases + (0 if in_place else span), 2 * span + n_taps
+    return phases + (0 if in_place else span), 2 * span + n_taps + 2 * int(p[33])
