@@ -177,24 +177,8 @@ def pool_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
     o = out.reshape(-1)
     oi = idx.reshape(-1)
     lowest = empty[0]
-    # Per w tap, the outputs [tap_lo, tap_hi) it is in range for (a contiguous run).
-    tap_lo = iwork[:k_w]
-    tap_hi = iwork[k_w:2 * k_w]
-    tap_lo[:] = 0
-    tap_hi[:] = 0
-    w_empty = False
-    for ow in range(out_w):
-        f_w, e_w = win[2, 1, ow], win[2, 2, ow]
-        w_empty = w_empty or f_w >= e_w
-        for jw in range(f_w, e_w):
-            if tap_hi[jw] == 0:
-                tap_lo[jw] = ow
-            tap_hi[jw] = ow + 1
-    # [lo, hi): the outputs every tap is in range for.
-    lo, hi = 0, out_w
-    for jw in range(k_w):
-        lo, hi = max(lo, tap_lo[jw]), min(hi, tap_hi[jw])
-    lo, hi = (lo, hi) if lo < hi else (0, 0)
+    tap_lo, tap_hi = iwork[:k_w], iwork[k_w:2 * k_w]
+    lo, hi, w_empty = _tap_runs(win, out_w, tap_lo, tap_hi)
     s0 = win[2, 0, 0]  # tap 0 of output ow sits at ow*sw + s0
     direct = sw == 1 and xs_w == 1  # taps read the input itself
     plen = (in_w + sw - 1) // sw
@@ -278,6 +262,26 @@ def pool_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
                     o[ob + ow] = lowest
                     if want_idx:
                         oi[ob + ow] = empty_idx + use_off * base
+
+
+@njit(inline="always")
+def _tap_runs(win, out_w, tap_lo, tap_hi):  # type: ignore[no-untyped-def]
+    """Per w tap jw, the outputs [tap_lo[jw], tap_hi[jw]) it is in range for (a contiguous run);
+    returns the run (lo, hi) every tap is in range for, and whether some output has no w tap."""
+    tap_lo[:] = 0
+    tap_hi[:] = 0
+    w_empty = False
+    for ow in range(out_w):
+        f_w, e_w = win[2, 1, ow], win[2, 2, ow]
+        w_empty = w_empty or f_w >= e_w
+        for jw in range(f_w, e_w):
+            if tap_hi[jw] == 0:
+                tap_lo[jw] = ow
+            tap_hi[jw] = ow + 1
+    lo, hi = 0, out_w
+    for jw in range(tap_lo.shape[0]):
+        lo, hi = max(lo, tap_lo[jw]), min(hi, tap_hi[jw])
+    return (lo, hi, w_empty) if lo < hi else (0, 0, w_empty)
 
 
 @njit(inline="always")

@@ -19,7 +19,7 @@ from numba import njit
 
 from ._jit import kernel
 from ._keys import as_key
-from ._loops import _seed_at, _split_row, _update_at, _wins
+from ._loops import _seed_at, _split_row, _tap_runs, _update_at, _wins
 
 
 @njit(inline="always")
@@ -146,22 +146,9 @@ def pool_planes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, w
     s0_d, s0_h, s0_w = win[0, 0, 0], win[1, 0, 0], win[2, 0, 0]  # window start of output 0
     # Rows outside the block: per w tap, the outputs [tap_lo, tap_hi) it is in range for, and the
     # run [run_lo, run_hi) every tap is.
-    tap_lo = iwork[span + n_taps + span:][:k_w]
-    tap_hi = iwork[span + n_taps + span + k_w:][:k_w]
-    tap_lo[:] = 0
-    tap_hi[:] = 0
-    w_empty = False
-    for ow in range(out_w):
-        f_w, e_w = win[2, 1, ow], win[2, 2, ow]
-        w_empty = w_empty or f_w >= e_w
-        for jw in range(f_w, e_w):
-            if tap_hi[jw] == 0:
-                tap_lo[jw] = ow
-            tap_hi[jw] = ow + 1
-    run_lo, run_hi = 0, out_w
-    for jw in range(k_w):
-        run_lo, run_hi = max(run_lo, tap_lo[jw]), min(run_hi, tap_hi[jw])
-    run_lo, run_hi = (run_lo, run_hi) if run_lo < run_hi else (0, 0)
+    tap_lo = iwork[2 * span + n_taps:][:k_w]
+    tap_hi = iwork[2 * span + n_taps + k_w:][:k_w]
+    run_lo, run_hi, w_empty = _tap_runs(win, out_w, tap_lo, tap_hi)
     for plane_no in range(row_lo, row_hi):
         n = plane_no // n_chan
         c = plane_no % n_chan
