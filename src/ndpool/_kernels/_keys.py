@@ -41,3 +41,16 @@ def _as_key(value):  # type: ignore[no-untyped-def]
             return np.uint32(bits | sign).view(np.float32)
         return f16_key
     return lambda value: value  # native types compare as they are
+
+
+def nan_free(values):  # type: ignore[no-untyped-def]
+    """Whether an array's element type has no NaN (pure-Python stand-in; compiled below)."""
+    raise NotImplementedError("nan_free is only callable from compiled code")
+
+
+@overload(nan_free)
+def _nan_free(values):  # type: ignore[no-untyped-def]
+    # A constant per element type: the kernels' per-NaN-rule loops collapse to one for integers
+    # (int16/uint16 are f16/bf16 bits here and keep them), which cuts their compile time.
+    free = isinstance(values.dtype, types.Integer) and values.dtype.bitwidth != 16
+    return (lambda values: True) if free else (lambda values: False)

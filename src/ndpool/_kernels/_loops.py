@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit
 
 from ._jit import kernel
-from ._keys import as_key
+from ._keys import as_key, nan_free
 
 
 @njit(inline="always")
@@ -56,14 +56,13 @@ def _update_at(src, s0, dst, d0, dsti, count, f, step, want_idx, nan_takes, hold
     """dst[d0 + i] <- src[s0 + i] for i < count where the tap wins; its index is ``f + i*step``.
 
     Offsets into whole flat arrays, read through unsigned positions: slicing a row per tap cost
-    more than the short loop itself (NXC stem: 25 ms -> 13 ms on one thread). One loop per NaN
-    rule, each with the rule's flags as constants: flags read at run time cost 30% more."""
-    if nan_takes and hold:
-        _update_rule(src, s0, dst, d0, dsti, count, f, step, want_idx, True, True)
-    elif nan_takes:
-        _update_rule(src, s0, dst, d0, dsti, count, f, step, want_idx, True, False)
-    else:
+    more than the short loop itself (NXC stem: 25 ms -> 13 ms on one thread). The NaN rule's flags
+    are read at run time: a loop per rule with constant flags was up to 30% faster on these loops
+    but, inlined at every call site, doubled cold compilation (the CI suite neared 10 minutes)."""
+    if nan_free(src):  # integers: every NaN rule is the same loop
         _update_rule(src, s0, dst, d0, dsti, count, f, step, want_idx, False, False)
+    else:
+        _update_rule(src, s0, dst, d0, dsti, count, f, step, want_idx, nan_takes, hold)
 
 
 @kernel  # one compiled loop shared by every call site (inlined, compile time tripled)
