@@ -178,7 +178,6 @@ def pool_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
     lowest = empty[0]
     tap_lo, tap_hi = iwork[:k_w], iwork[k_w:2 * k_w]
     lo, hi, w_empty = _tap_runs(win, out_w, tap_lo, tap_hi)
-    s0 = win[2, 0, 0]  # tap 0 of output ow sits at ow*sw + s0
     direct = sw == 1 and xs_w == 1  # taps read the input itself
     plen = (in_w + sw - 1) // sw
     row_len = min(sw, in_w) * plen  # phases past the row's end would be empty
@@ -215,52 +214,59 @@ def pool_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
                     if split_for[key] != plane_no or not keep_rows:
                         _split_row(flat, at, xs_w, in_w, sw, plen, buf, slot)
                         split_for[key] = plane_no
-                if jd == f_d and jh == f_h and not seed_lowest:
-                    # Seed each output with its first in-range tap: tap 0 over [lo, hi), others alone.
-                    for ow in range(out_w):
-                        f_w, e_w = win[2, 1, ow], win[2, 2, ow]
-                        if (lo <= ow < hi) or f_w >= e_w:
-                            continue
-                        w = win[2, 0, ow] + f_w * dw
-                        o[ob + ow] = flat[np.uint64(at + w * xs_w)]
-                        if want_idx:
-                            oi[ob + ow] = fb + w * st_w
-                    if hi > lo:
-                        f = fb + (lo * sw + s0) * st_w
-                        if direct:
-                            _seed_at(flat, at + lo + s0, o, ob + lo, oi, hi - lo, f, st_w, want_idx)
-                        else:
-                            q, r = s0 // sw, s0 % sw
-                            _seed_at(buf, slot + r * plen + lo + q, o, ob + lo, oi, hi - lo, f,
-                                     sw * st_w, want_idx)
-                for jw in range(k_w):
-                    shift = s0 + jw * dw
-                    q, r = shift // sw, shift % sw
-                    # Every tap updates the same run [lo, hi), then its own border outputs: runs that
-                    # start at different outputs made each load straddle the last tap's stores
-                    # (failed store forwarding, 4x slower).
-                    for part in range(3):
-                        a, b = lo, hi
-                        if part == 1:
-                            a, b = tap_lo[jw], min(lo, tap_hi[jw])
-                        elif part == 2:
-                            a, b = max(hi, tap_lo[jw]), tap_hi[jw]
-                        if a >= b:
-                            continue
-                        f = fb + (a * sw + shift) * st_w
-                        # One source array per call site (see pool_channels_inner).
-                        if direct:
-                            _update_at(flat, at + a + shift, o, ob + a, oi, b - a, f, st_w, want_idx,
-                                       nan_takes, hold)
-                        else:
-                            _update_at(buf, slot + r * plen + a + q, o, ob + a, oi, b - a, f, sw * st_w,
-                                       want_idx, nan_takes, hold)
+                seed = jd == f_d and jh == f_h and not seed_lowest
+                # One source array per call site (see pool_channels_inner).
+                if direct:
+                    _row_taps(flat, at, 0, 1, flat, at, xs_w, win, dw, k_w, tap_lo, tap_hi, lo, hi, o, oi, ob,
+                              out_w, fb, st_w, seed, want_idx, nan_takes, hold)
+                else:
+                    _row_taps(buf, slot, plen, sw, flat, at, xs_w, win, dw, k_w, tap_lo, tap_hi, lo, hi, o, oi,
+                              ob, out_w, fb, st_w, seed, want_idx, nan_takes, hold)
         if w_empty:  # outputs whose window has no tap along w
             for ow in range(out_w):
                 if win[2, 1, ow] >= win[2, 2, ow]:
                     o[ob + ow] = lowest
                     if want_idx:
                         oi[ob + ow] = empty_idx + use_off * base
+
+
+@kernel  # compiled once, called per input row of an output row
+def _row_taps(src, row, pstride, sw, flat, at, xs_w, win, dw, k_w, tap_lo, tap_hi, lo, hi, o, oi, ob, out_w, fb,
+              st_w, seed, want_idx, nan_takes, hold):  # type: ignore[no-untyped-def]
+    """Fold one input row into output row ``ob``: every w tap as runs along the row.
+
+    The row's phase r starts at ``src[row + r*pstride]`` (sw == 1: the row itself); ``flat[at]``
+    is its first element in the input, ``fb`` the index of w = 0. With ``seed``, each output first
+    takes its own first in-range tap: tap 0 as one run over [lo, hi), the others one by one. Every
+    tap then updates the run [lo, hi) all taps share, and its own ends: runs that started at
+    different outputs made each load straddle the last tap's stores (failed store forwarding, 4x
+    slower). The seed tap applied again changes nothing."""
+    s0 = win[2, 0, 0]  # tap 0 of output ow sits at ow*sw + s0
+    if seed:
+        for ow in range(out_w):
+            f_w, e_w = win[2, 1, ow], win[2, 2, ow]
+            if (lo <= ow < hi) or f_w >= e_w:
+                continue
+            w = win[2, 0, ow] + f_w * dw
+            o[ob + ow] = flat[np.uint64(at + w * xs_w)]
+            if want_idx:
+                oi[ob + ow] = fb + w * st_w
+        if hi > lo:
+            q, r = s0 // sw, s0 % sw
+            _seed_at(src, row + r * pstride + lo + q, o, ob + lo, oi, hi - lo, fb + (lo * sw + s0) * st_w,
+                     sw * st_w, want_idx)
+    for jw in range(k_w):
+        shift = s0 + jw * dw
+        q, r = shift // sw, shift % sw
+        for part in range(3):
+            a, b = lo, hi
+            if part == 1:
+                a, b = tap_lo[jw], min(lo, tap_hi[jw])
+            elif part == 2:
+                a, b = max(hi, tap_lo[jw]), tap_hi[jw]
+            if a < b:
+                _update_at(src, row + r * pstride + a + q, o, ob + a, oi, b - a, fb + (a * sw + shift) * st_w,
+                           sw * st_w, want_idx, nan_takes, hold)
 
 
 @njit(inline="always")

@@ -19,7 +19,7 @@ from numba import njit
 
 from ._jit import kernel
 from ._keys import as_key
-from ._loops import _seed_at, _split_row, _tap_runs, _update_at, _wins
+from ._loops import _row_taps, _seed_at, _split_row, _tap_runs, _update_at, _wins
 
 
 @njit(inline="always")
@@ -54,11 +54,11 @@ def _row_by_runs(phase, flat, plane, xst, win, dil, od, oh, o, oi, ro, out_w, ba
                  big_h, big_w, phase_len, k_w, tap_lo, tap_hi, run_lo, run_hi, w_empty, st_d, st_h, st_w,
                  empty, empty_idx, use_off, want_idx, seed_lowest, nan_takes, hold):  # type: ignore[no-untyped-def]
     """Output row (od, oh) of the plane, written at ``ro``: each output seeded with its first
-    in-range tap, then every tap over the run [run_lo, run_hi) all taps share and its own ends."""
+    in-range tap, then every tap over the run [run_lo, run_hi) all taps share and its own ends
+    (``_loops._row_taps``, as the row loop does)."""
     dd, dh, dw = dil[0], dil[1], dil[2]
     s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
     s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
-    s0 = win[2, 0, 0]
     if f_d >= e_d or f_h >= e_h:  # every window of the row is empty
         _seed_at(empty, -1, o, ro, oi, out_w, empty_idx + use_off * base, 0, want_idx)
         return
@@ -70,31 +70,9 @@ def _row_by_runs(phase, flat, plane, xst, win, dil, od, oh, o, oi, ro, out_w, ba
             h = s_h + jh * dh
             row = ((d % sd) * ph_h + h % sh) * ph_w * phase_len + ((d // sd) * big_h + h // sh) * big_w
             fb = base + d * st_d + h * st_h
-            if jd == f_d and jh == f_h and not seed_lowest:
-                for ow in range(out_w):
-                    f_w, e_w = win[2, 1, ow], win[2, 2, ow]
-                    if (run_lo <= ow < run_hi) or f_w >= e_w:
-                        continue
-                    w = win[2, 0, ow] + f_w * dw
-                    o[ro + ow] = flat[np.uint64(plane + d * xst[2] + h * xst[3] + w * xst[4])]
-                    if want_idx:
-                        oi[ro + ow] = fb + w * st_w
-                if run_hi > run_lo:
-                    q, r = s0 // sw, s0 % sw
-                    _seed_at(phase, row + r * phase_len + run_lo + q, o, ro + run_lo, oi, run_hi - run_lo,
-                             fb + (run_lo * sw + s0) * st_w, sw * st_w, want_idx)
-            for jw in range(k_w):
-                shift = s0 + jw * dw
-                q, r = shift // sw, shift % sw
-                for piece in range(3):
-                    a, b = run_lo, run_hi
-                    if piece == 1:
-                        a, b = tap_lo[jw], min(run_lo, tap_hi[jw])
-                    elif piece == 2:
-                        a, b = max(run_hi, tap_lo[jw]), tap_hi[jw]
-                    if a < b:
-                        _update_at(phase, row + r * phase_len + a + q, o, ro + a, oi, b - a,
-                                   fb + (a * sw + shift) * st_w, sw * st_w, want_idx, nan_takes, hold)
+            _row_taps(phase, row, phase_len, sw, flat, plane + d * xst[2] + h * xst[3], xst[4], win, dw, k_w,
+                      tap_lo, tap_hi, run_lo, run_hi, o, oi, ro, out_w, fb, st_w,
+                      jd == f_d and jh == f_h and not seed_lowest, want_idx, nan_takes, hold)
     if w_empty:  # outputs whose window has no tap along w
         for ow in range(out_w):
             if win[2, 1, ow] >= win[2, 2, ow]:
