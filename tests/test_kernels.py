@@ -222,14 +222,28 @@ LOOP_CASES = {
     # Stride 2 on long rows: taps read the rows' phases (kept for the plane).
     "pool_width_inner (phases)": ((1, 2, 5, 1700), dict(kernel=(3, 4), strides=(2, 3), pads_begin=(1, 2),
                                                         pads_end=(1, 2), dilations=(1, 2))),
+    # Short rows, but the taps reach 2**20 past them: planes would need margins that wide.
+    "pool_width_inner (planes too wide)": ((1, 2, 4, 6), dict(kernel=(1, 2), strides=(1, 1), pads_begin=(0, 0),
+                                                              pads_end=(0, 2**20), dilations=(1, 2**20))),
     # Ceil mode gives a window past the end; phase rows as long as output rows: pooled in place.
     "pool_planes": ((2, 3, 11, 13), dict(kernel=(3, 3), strides=(2, 2), pads_begin=(1, 1),
                                          pads_end=(1, 2), dilations=(1, 1), rounding_type="ceil")),
+    # Empty windows (pads past the kernel) and a window past the end: margins on both sides.
+    "pool_planes (empty windows)": ((1, 2, 3, 5), dict(kernel=(2, 2), strides=(3, 2), pads_begin=(2, 0),
+                                                       pads_end=(2, 3))),
+    # 3-D with an axis shorter than its stride (phases with no element) and dilation.
+    "pool_planes (short axis)": ((1, 2, 1, 4, 5), dict(kernel=(2, 3, 2), strides=(3, 2, 2), pads_begin=(1, 1, 0),
+                                                       pads_end=(1, 1, 1), dilations=(1, 2, 1))),
     # 3-D, output rows shorter than the phase rows: pooled in a scratch block.
     "pool_planes (scratch)": ((1, 2, 6, 7, 9), dict(kernel=(2, 3, 2), strides=(2, 1, 3), pads_begin=(1, 0, 0),
                                                     pads_end=(0, 1, 0), dilations=(1, 2, 1))),
-    "pool_channels_inner": ((2, 5, 9, 8), dict(kernel=(3, 2), strides=(2, 1), pads_begin=(1, 0),
-                                               pads_end=(2, 1), dilations=(2, 1))),
+    # NXC with many channels: a tap per output.
+    "pool_channels_inner": ((1, 40, 9, 8), dict(kernel=(3, 2), strides=(2, 1), pads_begin=(1, 0),
+                                                pads_end=(2, 1), dilations=(2, 1))),
+    # NXC with few channels: a tap per run of outputs; a pad past the kernel gives empty windows;
+    # rows longer than a chunk (_channel_runs.CHUNK_ELEMENTS // 5 outputs).
+    "pool_channel_runs": ((2, 5, 9, 900), dict(kernel=(3, 2), strides=(2, 1), pads_begin=(1, 0),
+                                               pads_end=(2, 3), dilations=(2, 1))),
 }
 
 
@@ -244,7 +258,7 @@ def test_each_loop_matches_reference(loop: str, preset: str, monkeypatch: pytest
     monkeypatch.setattr(_launch, "_compiled", lambda kernel, dtype: chosen.append(kernel) or real(kernel, dtype))
     shape, attrs = LOOP_CASES[loop]
     name = loop.split()[0]
-    layouts = ["NXC"] if name == "pool_channels_inner" else (["NCX", "NXC"] if name == "pool_separable" else ["NCX"])
+    layouts = ["NXC"] if name.startswith("pool_channel") else (["NCX", "NXC"] if name == "pool_separable" else ["NCX"])
     rng = np.random.default_rng(7)
     for layout in layouts:
         for dtype in DTYPES:

@@ -22,7 +22,8 @@ hold; [4:11] index offset per n, per c, index strides of d, h, w, empty-window i
 whether it adds the plane offset; [11] w stride; [12:14] interior w outputs; [14] input width;
 [15:18] input d, h, w; [18:21] sparse-table levels; [21] first_valid. MaxPool adds [22:25]
 strides, [25:31] interior [lo, hi) per axis, [31:34] kernel, [34] whether a plane's phase rows
-are kept.
+are kept, [35] channels gathered together (separable), [36:39] tap 0's position for output 0 per
+axis, [39:42] dilations. ``empty`` holds the empty-window value and a value no tap wins against.
 
 Each kernel handles output rows ``[row_lo, row_hi)`` and releases the GIL; ``_launch`` splits the
 rows over threads. (``parallel=True`` gave the same speed but doubled cold compilation to ~10 s per
@@ -37,6 +38,27 @@ from numba import njit
 
 from ._jit import kernel
 from ._keys import as_key, nan_free
+
+
+@njit(inline="always")
+def _rules(p):  # type: ignore[no-untyped-def]
+    """(want_idx, seed_lowest, nan_takes, hold) from the parameter vector."""
+    return p[0] != 0, p[1] != 0, p[2] != 0, p[3] != 0
+
+
+@njit(inline="always")
+def _index_params(p):  # type: ignore[no-untyped-def]
+    """(index offset per n, per c, index strides of d, h, w, empty-window index, whether it adds the
+    plane's offset) from the parameter vector."""
+    return p[4], p[5], p[6], p[7], p[8], p[9], p[10]
+
+
+@njit(inline="always")
+def _row_windows(row, out_d, out_h, win):  # type: ignore[no-untyped-def]
+    """For output row (n, od, oh) numbered ``row``: n and the d and h windows (tap 0, first, end)."""
+    od, oh = (row // out_h) % out_d, row % out_h
+    return (row // (out_d * out_h), win[0, 0, od], win[0, 1, od], win[0, 2, od],
+            win[1, 0, oh], win[1, 1, oh], win[1, 2, oh])
 
 
 @njit(inline="always")
@@ -56,29 +78,38 @@ def _update_at(src, s0, dst, d0, dsti, count, f, step, want_idx, nan_takes, hold
     """dst[d0 + i] <- src[s0 + i] for i < count where the tap wins; its index is ``f + i*step``.
 
     Offsets into whole flat arrays, read through unsigned positions: slicing a row per tap cost
-    more than the short loop itself (NXC stem: 25 ms -> 13 ms on one thread). The NaN rule's flags
-    are read at run time: a loop per rule with constant flags was up to 30% faster on these loops
-    but, inlined at every call site, doubled cold compilation (the CI suite neared 10 minutes)."""
+    more than the short loop itself (NXC stem: 25 ms -> 13 ms on one thread)."""
+    _update_lanes_at(src, s0, 0, dst, d0, dsti, 1, count, f, 0, step, want_idx, nan_takes, hold)
+
+
+@njit(inline="always")
+def _update_lanes_at(src, s0, s_step, dst, d0, dsti, runs, lanes, f, f_step, step, want_idx, nan_takes, hold):  # type: ignore[no-untyped-def]
+    """``runs`` updates of ``lanes`` contiguous elements: run r reads src[s0 + r*s_step + i] into
+    dst[d0 + r*lanes + i], index ``f + r*f_step + i*step``. The NaN rule's flags are read at run
+    time: a loop per rule with constant flags was up to 30% faster on these loops but, inlined at
+    every call site, doubled cold compilation (the CI suite neared 10 minutes)."""
     if nan_free(src):  # integers: every NaN rule is the same loop
-        _update_rule(src, s0, dst, d0, dsti, count, f, step, want_idx, False, False)
+        _update_rule(src, s0, s_step, dst, d0, dsti, runs, lanes, f, f_step, step, want_idx, False, False)
     else:
-        _update_rule(src, s0, dst, d0, dsti, count, f, step, want_idx, nan_takes, hold)
+        _update_rule(src, s0, s_step, dst, d0, dsti, runs, lanes, f, f_step, step, want_idx, nan_takes, hold)
 
 
 @kernel  # one compiled loop shared by every call site (inlined, compile time tripled)
-def _update_rule(src, s0, dst, d0, dsti, count, f, step, want_idx, nan_takes, hold):  # type: ignore[no-untyped-def]
-    if want_idx:
-        for i in range(count):
-            a, b = np.uint64(s0 + i), np.uint64(d0 + i)
-            v, m = src[a], dst[b]
-            take = _wins(as_key(v), as_key(m), nan_takes, hold)
-            dst[b] = v if take else m
-            dsti[b] = f + i * step if take else dsti[b]
-    else:
-        for i in range(count):
-            a, b = np.uint64(s0 + i), np.uint64(d0 + i)
-            v, m = src[a], dst[b]
-            dst[b] = v if _wins(as_key(v), as_key(m), nan_takes, hold) else m
+def _update_rule(src, s0, s_step, dst, d0, dsti, runs, lanes, f, f_step, step, want_idx, nan_takes, hold):  # type: ignore[no-untyped-def]
+    for r in range(runs):
+        a0, b0, g = s0 + r * s_step, d0 + r * lanes, f + r * f_step
+        if want_idx:
+            for i in range(lanes):
+                a, b = np.uint64(a0 + i), np.uint64(b0 + i)
+                v, m = src[a], dst[b]
+                take = _wins(as_key(v), as_key(m), nan_takes, hold)
+                dst[b] = v if take else m
+                dsti[b] = g + i * step if take else dsti[b]
+        else:
+            for i in range(lanes):
+                a, b = np.uint64(a0 + i), np.uint64(b0 + i)
+                v, m = src[a], dst[b]
+                dst[b] = v if _wins(as_key(v), as_key(m), nan_takes, hold) else m
 
 
 @njit(inline="always")
@@ -99,9 +130,8 @@ def _seed_at(src, s0, dst, d0, dsti, count, f, step, want_idx):  # type: ignore[
 @kernel
 def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
     _, out_d, out_h, out_w, n_chan = out.shape
-    want_idx, seed_lowest = p[0] != 0, p[1] != 0
-    nan_takes, hold = p[2] != 0, p[3] != 0
-    off_n, off_c, st_d, st_h, st_w, empty_idx, use_off = p[4], p[5], p[6], p[7], p[8], p[9], p[10]
+    want_idx, seed_lowest, nan_takes, hold = _rules(p)
+    off_n, off_c, st_d, st_h, st_w, empty_idx, use_off = _index_params(p)
     dd, dh, dw = dil[0], dil[1], dil[2]
     # Strides as locals: per tap the loop does little else, and reloading them from the array
     # after every store (LLVM cannot prove they do not alias ``out``) cost 30% on the stem.
@@ -111,11 +141,7 @@ def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
     scratch = work[:n_chan]
     unit_c = xs_c == 1
     for row in range(row_lo, row_hi):
-        n = row // (out_d * out_h)
-        od = (row // out_h) % out_d
-        oh = row % out_h
-        s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
-        s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
+        n, s_d, f_d, e_d, s_h, f_h, e_h = _row_windows(row, out_d, out_h, win)
         base = n * off_n
         x_n = xoff + n * xs_n
         for ow in range(out_w):
@@ -167,9 +193,8 @@ def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
 @kernel
 def pool_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
     _, n_chan, out_d, out_h, out_w = out.shape
-    want_idx, seed_lowest = p[0] != 0, p[1] != 0
-    nan_takes, hold = p[2] != 0, p[3] != 0
-    off_n, off_c, st_d, st_h, st_w, empty_idx, use_off = p[4], p[5], p[6], p[7], p[8], p[9], p[10]
+    want_idx, seed_lowest, nan_takes, hold = _rules(p)
+    off_n, off_c, st_d, st_h, st_w, empty_idx, use_off = _index_params(p)
     sw, in_d, in_h, in_w, k_w, keep_rows = p[11], p[15], p[16], p[17], p[33], p[34] != 0
     dd, dh, dw = dil[0], dil[1], dil[2]
     xs_n, xs_c, xs_d, xs_h, xs_w = xst[0], xst[1], xst[2], xst[3], xst[4]

@@ -2,14 +2,22 @@
 
 With the stem's 56-wide rows a row kernel runs about a million short loops (9 per output row), and
 their setup dominates. Here each plane is split once into stride phases (phase (rd, rh, rw) holds
-x[i*sd + rd, j*sh + rh, k*sw + rw]); then a tap is a constant shift in one phase, and every output
-of the interior block (windows wholly inside the input) takes the tap in ONE contiguous loop over
-the block laid out with the phase's row strides. Positions of that layout that fall outside the
-block are computed and overwritten later. When that layout is the output's own (the phase rows are
-as long as the output rows, as in every "same"-padded stride-s pool of a multiple of s), the loop
-runs on the output itself; otherwise on a scratch block copied out at the end. Outputs outside the
-block (the borders) take the per-output path. Taps are visited in row-major order, so the
-first-maximum rule holds as in _loops.
+x[i*sd + rd, j*sh + rh, k*sw + rw]); then a tap is a constant shift in one phase, and EVERY output
+takes the tap in ONE contiguous loop over the outputs laid out with the phases' row strides.
+
+Each phase has margins around it, wide enough for every tap of every output, that hold a value no
+tap can win with (-inf, or the integer minimum: never greater, never NaN). So border outputs need
+no path of their own: a tap out of range for them reads the margin and changes nothing. Only their
+seed differs: every output starts from its own first in-range tap (the few whose first tap is not
+tap 0 are listed once per call), or from ``lowest`` (openvino), and empty windows from the empty
+value. Taps then come in row-major order (the seed tap again changes nothing), so the first-maximum
+rule holds as in _loops. (Border rows and columns by runs and one window at a time were 35% of the
+3-D workload.)
+
+When the phases' rows are as long as the output rows (no margins, as in k2 s2), the loop runs on the
+output itself; otherwise on a scratch block copied out at the end. While the taps run, index slots
+hold the number of the winning tap (a constant per loop: vectorizes); at the end each becomes the
+index of the output's window origin plus that tap's offset.
 """
 
 from __future__ import annotations
@@ -18,207 +26,166 @@ import numpy as np
 from numba import njit
 
 from ._jit import kernel
-from ._keys import as_key
-from ._loops import _row_taps, _seed_at, _split_row, _tap_runs, _update_at, _wins
+from ._loops import _index_params, _rules, _seed_at, _split_row, _update_at
+
+# Index slots that are not tap numbers: the plane's first element (openvino's start), an empty window.
+_SLOT_PLANE_FIRST = -1
+_SLOT_EMPTY = -2
 
 
 @njit(inline="always")
-def _one_window(flat, plane, xst, win, dd, dh, dw, od, oh, ow, st_d, st_h, st_w, seed_lowest, lowest,
-                nan_takes, hold):  # type: ignore[no-untyped-def]
-    """(value, plane index, has taps) of one output by the sequential rule."""
-    s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
-    s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
-    s_w, f_w, e_w = win[2, 0, ow], win[2, 1, ow], win[2, 2, ow]
-    if f_d >= e_d or f_h >= e_h or f_w >= e_w:
-        return lowest, 0, False
-    d, h, w = s_d + f_d * dd, s_h + f_h * dh, s_w + f_w * dw
-    m = flat[np.uint64(plane + d * xst[2] + h * xst[3] + w * xst[4])]
-    mi = d * st_d + h * st_h + w * st_w
-    if seed_lowest:
-        m, mi = lowest, 0
-    for jd in range(f_d, e_d):
-        d = s_d + jd * dd
-        for jh in range(f_h, e_h):
-            h = s_h + jh * dh
-            for jw in range(f_w, e_w):
-                w = s_w + jw * dw
-                v = flat[np.uint64(plane + d * xst[2] + h * xst[3] + w * xst[4])]
-                take = _wins(as_key(v), as_key(m), nan_takes, hold)
-                m = v if take else m
-                mi = d * st_d + h * st_h + w * st_w if take else mi
-    return m, mi, True
+def _axis_layout(size, out, stride, s0, k, dil):  # type: ignore[no-untyped-def]
+    """(left margin, length with margins) of one axis's phases: output o's tap j reads phase
+    position o + (s0 + j*dil) // stride + margin."""
+    big = (size + stride - 1) // stride
+    q_lo, q_hi = s0 // stride, (s0 + (k - 1) * dil) // stride
+    margin = max(0, -q_lo)
+    return margin, max(big + margin, out + q_hi + margin)
 
 
-@kernel  # compiled once, called per border row
-def _row_by_runs(phase, flat, plane, xst, win, dil, od, oh, o, oi, ro, out_w, base, sd, sh, sw, ph_h, ph_w,
-                 big_h, big_w, phase_len, k_w, tap_lo, tap_hi, run_lo, run_hi, w_empty, st_d, st_h, st_w,
-                 empty, empty_idx, use_off, want_idx, seed_lowest, nan_takes, hold):  # type: ignore[no-untyped-def]
-    """Output row (od, oh) of the plane, written at ``ro``: each output seeded with its first
-    in-range tap, then every tap over the run [run_lo, run_hi) all taps share and its own ends
-    (``_loops._row_taps``, as the row loop does)."""
-    dd, dh, dw = dil[0], dil[1], dil[2]
-    s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
-    s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
-    if f_d >= e_d or f_h >= e_h:  # every window of the row is empty
-        _seed_at(empty, -1, o, ro, oi, out_w, empty_idx + use_off * base, 0, want_idx)
-        return
-    if seed_lowest:
-        _seed_at(empty, -1, o, ro, oi, out_w, base, 0, want_idx)
-    for jd in range(f_d, e_d):
-        d = s_d + jd * dd
-        for jh in range(f_h, e_h):
-            h = s_h + jh * dh
-            row = ((d % sd) * ph_h + h % sh) * ph_w * phase_len + ((d // sd) * big_h + h // sh) * big_w
-            fb = base + d * st_d + h * st_h
-            _row_taps(phase, row, phase_len, sw, flat, plane + d * xst[2] + h * xst[3], xst[4], win, dw, k_w,
-                      tap_lo, tap_hi, run_lo, run_hi, o, oi, ro, out_w, fb, st_w,
-                      jd == f_d and jh == f_h and not seed_lowest, want_idx, nan_takes, hold)
-    if w_empty:  # outputs whose window has no tap along w
-        for ow in range(out_w):
-            if win[2, 1, ow] >= win[2, 2, ow]:
-                o[ro + ow] = empty[0]
-                if want_idx:
-                    oi[ro + ow] = empty_idx + use_off * base
+@njit(inline="always")
+def _phase_layout(p, out_d, out_h, out_w):  # type: ignore[no-untyped-def]
+    """The phases' layout: left margins and lengths per axis, elements per phase, the span of the
+    outputs laid out with the phases' strides, and whether that layout is the output's own."""
+    m_d, len_d = _axis_layout(p[15], out_d, p[22], p[36], p[31], p[39])
+    m_h, len_h = _axis_layout(p[16], out_h, p[23], p[37], p[32], p[40])
+    m_w, len_w = _axis_layout(p[17], out_w, p[24], p[38], p[33], p[41])
+    span = ((out_d - 1) * len_h + (out_h - 1)) * len_w + out_w
+    in_place = len_w == out_w and (out_d == 1 or len_h == out_h)
+    # Phases per axis: an axis shorter than its stride has fewer (taps into the others read nothing).
+    ph_d, ph_h, ph_w = min(p[22], p[15]), min(p[23], p[16]), min(p[24], p[17])
+    return m_d, m_h, m_w, len_d, len_h, len_w, len_d * len_h * len_w, span, in_place, ph_d, ph_h, ph_w
 
 
 @kernel
 def pool_planes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
     _, n_chan, out_d, out_h, out_w = out.shape
-    want_idx, seed_lowest = p[0] != 0, p[1] != 0
-    nan_takes, hold = p[2] != 0, p[3] != 0
-    off_n, off_c, st_d, st_h, st_w, empty_idx, use_off = p[4], p[5], p[6], p[7], p[8], p[9], p[10]
+    want_idx, seed_lowest, nan_takes, hold = _rules(p)
+    off_n, off_c, st_d, st_h, st_w, empty_idx, use_off = _index_params(p)
     in_d, in_h, in_w = p[15], p[16], p[17]
     sd, sh, sw = p[22], p[23], p[24]
-    d_lo, d_hi, h_lo, h_hi, w_lo, w_hi = p[25], p[26], p[27], p[28], p[29], p[30]
     k_d, k_h, k_w = p[31], p[32], p[33]
     dd, dh, dw = dil[0], dil[1], dil[2]
     xs_n, xs_c, xs_d, xs_h, xs_w = xst[0], xst[1], xst[2], xst[3], xst[4]
-    lowest = empty[0]
+    lowest, never_wins = empty[0], empty[1]
     o_all = out.reshape(-1)
     oi_all = idx.reshape(-1)
     plane_out = out_d * out_h * out_w
-    # ph_* phases per axis; each phase holds big_d x big_h x big_w elements.
-    ph_d, ph_h, ph_w = min(sd, in_d), min(sh, in_h), min(sw, in_w)
-    big_d, big_h, big_w = (in_d + sd - 1) // sd, (in_h + sh - 1) // sh, (in_w + sw - 1) // sw
-    phase_len = big_d * big_h * big_w
-    n_phase = ph_d * ph_h * ph_w * phase_len
+    m_d, m_h, m_w, len_d, len_h, len_w, plen, span, in_place, ph_d, ph_h, ph_w = _phase_layout(p, out_d, out_h,
+                                                                                                out_w)
+    n_phase = ph_d * ph_h * ph_w * plen
     phase = work[:n_phase]
-    bd, bh, bw = d_hi - d_lo, h_hi - h_lo, w_hi - w_lo
-    block = bd > 0 and bh > 0 and bw > 0
-    span = ((bd - 1) * big_h + (bh - 1)) * big_w + bw if block else 0
-    # The block's layout is the output's own: run on the output, no copy.
-    in_place = big_w == out_w and (bd == 1 or big_h == out_h)
+    phase[:] = never_wins  # margins and short phases' ends; the splits rewrite only the rest
     acc_buf = work[n_phase:n_phase + (0 if in_place else span)]
-    # While the taps run, the block's index slots hold the number of the winning tap (a constant
-    # per loop: vectorizes); at the end it becomes (index part of the position) + (tap's offset).
     n_taps = k_d * k_h * k_w
-    block_base = iwork[:span if want_idx else 0]
-    tap_off = iwork[span:span + n_taps]
-    acc_idx_buf = iwork[span + n_taps:span + n_taps + (0 if in_place or not want_idx else span)]
-    if want_idx:
-        for j in range(span):  # the index part that depends on the output: o*s*st per axis
-            od = d_lo + j // (big_h * big_w)
-            oh = h_lo + (j // big_w) % big_h
-            ow = w_lo + j % big_w
-            block_base[j] = od * sd * st_d + oh * sh * st_h + ow * sw * st_w
-    s0_d, s0_h, s0_w = win[0, 0, 0], win[1, 0, 0], win[2, 0, 0]  # window start of output 0
-    # Rows outside the block: per w tap, the outputs [tap_lo, tap_hi) it is in range for, and the
-    # run [run_lo, run_hi) every tap is.
-    tap_lo = iwork[2 * span + n_taps:][:k_w]
-    tap_hi = iwork[2 * span + n_taps + k_w:][:k_w]
-    run_lo, run_hi, w_empty = _tap_runs(win, out_w, tap_lo, tap_hi)
+    tap_start = iwork[:n_taps]  # where each tap reads output 0 in the phases
+    tap_off = iwork[n_taps:2 * n_taps]  # each tap's index offset from the window's origin
+    block_base = iwork[2 * n_taps:2 * n_taps + (span if want_idx else 0)]  # each output's origin index
+    rest = 2 * n_taps + (span if want_idx else 0)
+    acc_idx_buf = iwork[rest:rest + (0 if in_place or not want_idx else span)]
+    rest += 0 if in_place or not want_idx else span
+    # Outputs whose seed is not tap 0: (position in the span, first in-range tap or _SLOT_EMPTY).
+    border_at = iwork[rest:rest + plane_out]
+    border_tap = iwork[rest + plane_out:rest + 2 * plane_out]
+    s0_d, s0_h, s0_w = p[36], p[37], p[38]
+    t = 0
+    for jd in range(k_d):
+        pos_d = s0_d + jd * dd
+        for jh in range(k_h):
+            pos_h = s0_h + jh * dh
+            for jw in range(k_w):
+                pos_w = s0_w + jw * dw
+                r_d, r_h, r_w = pos_d % sd, pos_h % sh, pos_w % sw
+                tap_start[t] = ((((r_d * ph_h + r_h) * ph_w + r_w) * plen
+                                 + ((pos_d // sd + m_d) * len_h + pos_h // sh + m_h) * len_w + pos_w // sw + m_w)
+                                if r_d < ph_d and r_h < ph_h and r_w < ph_w else -1)  # -1: in range nowhere
+                tap_off[t] = pos_d * st_d + pos_h * st_h + pos_w * st_w
+                t += 1
+    n_border = 0
+    for od in range(out_d):
+        f_d, e_d = win[0, 1, od], win[0, 2, od]
+        for oh in range(out_h):
+            f_h, e_h = win[1, 1, oh], win[1, 2, oh]
+            for ow in range(out_w):
+                f_w, e_w = win[2, 1, ow], win[2, 2, ow]
+                j = (od * len_h + oh) * len_w + ow
+                if want_idx:
+                    block_base[j] = od * sd * st_d + oh * sh * st_h + ow * sw * st_w
+                if f_d >= e_d or f_h >= e_h or f_w >= e_w:
+                    border_at[n_border], border_tap[n_border] = j, _SLOT_EMPTY
+                    n_border += 1
+                elif f_d > 0 or f_h > 0 or f_w > 0:
+                    border_at[n_border], border_tap[n_border] = j, (f_d * k_h + f_h) * k_w + f_w
+                    n_border += 1
     for plane_no in range(row_lo, row_hi):
         n = plane_no // n_chan
         c = plane_no % n_chan
         plane = xoff + n * xs_n + c * xs_c
         base = n * off_n + c * off_c
         ob = plane_no * plane_out
-        if block:
-            # Split the plane into its phases (each input element copied once).
-            for d in range(in_d):
-                for h in range(in_h):
-                    at = plane + d * xs_d + h * xs_h
-                    row_at = ((d // sd) * big_h + h // sh) * big_w
-                    first = ((d % sd) * ph_h + h % sh) * ph_w * phase_len
-                    _split_row(flat, at, xs_w, in_w, sw, phase_len, phase, first + row_at)
-            if in_place:
-                acc, acc_idx, a0 = o_all, oi_all, ob + (d_lo * out_h + h_lo) * out_w + w_lo
+        # Split the plane into its phases (each input element copied once). (Splitting a d slice
+        # just before the outputs that need it, and running the taps a d slice at a time, measured
+        # no faster on the 3-D workload.)
+        for d in range(in_d):
+            for h in range(in_h):
+                first = ((d % sd) * ph_h + h % sh) * ph_w * plen
+                row_at = ((d // sd + m_d) * len_h + h // sh + m_h) * len_w + m_w
+                _split_row(flat, plane + d * xs_d + h * xs_h, xs_w, in_w, sw, plen, phase, first + row_at)
+        if in_place:
+            acc, acc_idx, a0 = o_all, oi_all, ob
+        else:
+            acc, acc_idx, a0 = acc_buf, acc_idx_buf, 0
+        if seed_lowest:  # openvino: lowest, with the plane's first index
+            _seed_at(empty, -1, acc, a0, acc_idx, span, _SLOT_PLANE_FIRST, 0, want_idx)
+        else:
+            # (A tap 0 in range nowhere seeds nothing real: then every output is in the border list.)
+            _seed_at(phase, max(tap_start[0], 0), acc, a0, acc_idx, span, 0, 0, want_idx)
+        for b in range(n_border):
+            j, first_tap = a0 + border_at[b], border_tap[b]
+            if first_tap == _SLOT_EMPTY:
+                acc[j] = lowest
+            elif not seed_lowest:
+                acc[j] = phase[tap_start[first_tap] + border_at[b]]
+            if want_idx and (first_tap == _SLOT_EMPTY or not seed_lowest):
+                acc_idx[j] = first_tap
+        for t in range(0 if seed_lowest else 1, n_taps):
+            if tap_start[t] < 0:
+                continue
+            if in_place:  # one array per call site: a phi of two did not vectorize
+                _update_at(phase, tap_start[t], o_all, a0, oi_all, span, t, 0, want_idx, nan_takes, hold)
             else:
-                acc, acc_idx, a0 = acc_buf, acc_idx_buf, 0
-            if seed_lowest:  # its index: the plane's first element (tap slot -1)
-                _seed_at(empty, -1, acc, a0, acc_idx, span, -1, 0, want_idx)
-            t = 0
-            for jd in range(k_d):
-                pos_d = s0_d + jd * dd
-                q_d, r_d = pos_d // sd, pos_d % sd
-                for jh in range(k_h):
-                    pos_h = s0_h + jh * dh
-                    q_h, r_h = pos_h // sh, pos_h % sh
-                    for jw in range(k_w):
-                        pos_w = s0_w + jw * dw
-                        q_w, r_w = pos_w // sw, pos_w % sw
-                        start = (((r_d * ph_h + r_h) * ph_w + r_w) * phase_len
-                                 + ((d_lo + q_d) * big_h + (h_lo + q_h)) * big_w + (w_lo + q_w))
-                        tap_off[t] = pos_d * st_d + pos_h * st_h + pos_w * st_w
-                        if t == 0 and not seed_lowest:
-                            _seed_at(phase, start, acc, a0, acc_idx, span, 0, 0, want_idx)
-                        elif in_place:  # one array per call site: a phi of two did not vectorize
-                            _update_at(phase, start, o_all, a0, oi_all, span, t, 0, want_idx, nan_takes,
-                                       hold)
-                        else:
-                            _update_at(phase, start, acc_buf, 0, acc_idx_buf, span, t, 0, want_idx,
-                                       nan_takes, hold)
-                        t += 1
-            if want_idx:
-                for j in range(span):
-                    k = np.uint64(a0 + j)
-                    slot = acc_idx[k]
-                    acc_idx[k] = base + (block_base[j] + tap_off[slot] if slot >= 0 else 0)
-            if not in_place:
-                for i in range(bd):
-                    for k in range(bh):
-                        at = (i * big_h + k) * big_w
-                        to = ob + ((d_lo + i) * out_h + h_lo + k) * out_w + w_lo
-                        _seed_at(acc, at, o_all, to, oi_all, bw, 0, 0, False)
-                        if want_idx:
-                            for j in range(bw):
-                                oi_all[to + j] = acc_idx[at + j]
-        # Outputs outside the block. Whole rows outside it (with phases split): each tap as runs
-        # along the row, as in _loops.pool_width_inner (3-D faces were 19 ms of scalar windows);
-        # the ends of the block's rows and everything when there is no block: one by one.
-        for od in range(out_d):
-            in_block_d = d_lo <= od < d_hi
-            for oh in range(out_h):
-                in_block = in_block_d and h_lo <= oh < h_hi and w_lo < w_hi
-                if block and not in_block:
-                    _row_by_runs(phase, flat, plane, xst, win, dil, od, oh, o_all,
-                                 oi_all, ob + (od * out_h + oh) * out_w, out_w, base, sd, sh, sw, ph_h, ph_w,
-                                 big_h, big_w, phase_len, k_w, tap_lo, tap_hi, run_lo, run_hi, w_empty,
-                                 st_d, st_h, st_w, empty, empty_idx, use_off, want_idx, seed_lowest,
-                                 nan_takes, hold)
-                    continue
-                for part in range(2 if in_block else 1):
-                    a, b = (0, out_w) if not in_block else ((0, w_lo) if part == 0 else (w_hi, out_w))
-                    for ow in range(a, b):
-                        m, mi, has = _one_window(flat, plane, xst, win, dd, dh, dw, od, oh, ow, st_d,
-                                                 st_h, st_w, seed_lowest, lowest, nan_takes, hold)
-                        k = ob + (od * out_h + oh) * out_w + ow
-                        o_all[k] = m
-                        if want_idx:
-                            oi_all[k] = mi + base if has else empty_idx + use_off * base
+                _update_at(phase, tap_start[t], acc_buf, 0, acc_idx_buf, span, t, 0, want_idx, nan_takes, hold)
+        if want_idx:
+            for j in range(span):
+                k = np.uint64(a0 + j)
+                slot = acc_idx[k]
+                acc_idx[k] = base + (block_base[j] + tap_off[slot] if slot >= 0 else 0)
+            for b in range(n_border):
+                if border_tap[b] == _SLOT_EMPTY:
+                    acc_idx[a0 + border_at[b]] = empty_idx + use_off * base
+        if not in_place:
+            for od in range(out_d):
+                for oh in range(out_h):
+                    at = (od * len_h + oh) * len_w
+                    to = ob + (od * out_h + oh) * out_w
+                    _seed_at(acc_buf, at, o_all, to, oi_all, out_w, 0, 0, False)
+                    if want_idx:
+                        for j in range(out_w):
+                            oi_all[to + j] = acc_idx_buf[at + j]
 
 
 def planes_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
-    """(elements, int64s) of scratch ``pool_planes`` takes per thread: the plane's phases, and the
-    block's positions' index parts and (when it is not the output's layout) the block itself."""
-    in_d, in_h, in_w = (int(v) for v in p[15:18])
-    sd, sh, sw = (int(v) for v in p[22:25])
-    d_lo, d_hi, h_lo, h_hi, w_lo, w_hi = (int(v) for v in p[25:31])
-    _, _, _, out_h, out_w = out5
-    big_d, big_h, big_w = -(-in_d // sd), -(-in_h // sh), -(-in_w // sw)
-    phases = min(sd, in_d) * min(sh, in_h) * min(sw, in_w) * big_d * big_h * big_w
-    bd, bh, bw = d_hi - d_lo, h_hi - h_lo, w_hi - w_lo
-    span = ((bd - 1) * big_h + (bh - 1)) * big_w + bw if min(bd, bh, bw) > 0 else 0
-    in_place = big_w == out_w and (bd == 1 or big_h == out_h)
+    """(elements, int64s) of scratch ``pool_planes`` takes per thread (see its layout)."""
+    _, _, out_d, out_h, out_w = out5
+    *_, plen, span, in_place, ph_d, ph_h, ph_w = _phase_layout.py_func([int(v) for v in p], out_d, out_h, out_w)
     n_taps = int(np.prod(p[31:34]))
-    return phases + (0 if in_place else span), 2 * span + n_taps + 2 * int(p[33])
+    acc = 0 if in_place else span
+    return ph_d * ph_h * ph_w * plen + acc, 2 * n_taps + 2 * span + 2 * out_d * out_h * out_w
+
+
+def planes_fit(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> bool:
+    """Whether the phases with their margins stay within a few planes (huge pads or dilations give
+    margins as wide as the taps reach; then the row loop does without)."""
+    plane = int(np.prod(in5[2:])) + int(np.prod(out5[2:]))
+    elements, int64s = planes_scratch(p, in5, out5)
+    return elements + int64s <= 4 * plane + (1 << 16)

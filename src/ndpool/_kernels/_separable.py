@@ -25,7 +25,7 @@ from numba import njit
 
 from ._jit import kernel
 from ._keys import as_key, nan_free
-from ._loops import _gather
+from ._loops import _gather, _index_params, _rules
 
 
 @njit(inline="always")
@@ -186,8 +186,7 @@ def _separable_plane(src, at_plane, xs_d, xs_h, xs_w, n, c, out, idx, win, dil, 
     _, n_chan, out_d, out_h, out_w = out.shape
     in_d, in_h, in_w = p[15], p[16], p[17]
     top_d, top_h, top_w = p[18], p[19], p[20]
-    want_idx, seed_lowest = p[0] != 0, p[1] != 0
-    nan_takes, hold = p[2] != 0, p[3] != 0
+    want_idx, seed_lowest, nan_takes, hold = _rules(p)
     nan_bottom = not nan_takes
     first_valid = p[21] != 0
     sw, w_lo, w_hi, k_w = p[24], p[29], p[30], p[33]
@@ -195,7 +194,7 @@ def _separable_plane(src, at_plane, xs_d, xs_h, xs_w, n, c, out, idx, win, dil, 
     for axis in range(3):
         for o_ in range((out_d, out_h, out_w)[axis]):
             any_empty = any_empty or win[axis, 1, o_] >= win[axis, 2, o_]
-    off_n, off_c, st_d, st_h, st_w, empty_idx, use_off = p[4], p[5], p[6], p[7], p[8], p[9], p[10]
+    off_n, off_c, st_d, st_h, st_w, empty_idx, use_off = _index_params(p)
     dd, dh, dw = dil[0], dil[1], dil[2]
     lowest = empty[0]
     o_all = out.reshape(-1)
