@@ -113,6 +113,38 @@ def _update_rule(src, s0, s_step, dst, d0, dsti, runs, lanes, f, f_step, step, w
 
 
 @njit(inline="always")
+def _update_pair_at(src, sa, sb, dst, d0, dsti, count, ta, tb, want_idx, nan_takes, hold):  # type: ignore[no-untyped-def]
+    """Two taps in one pass: dst[d0 + i] takes src[sa + i] (slot ``ta``) then src[sb + i] (slot
+    ``tb``) where each wins. Half the loads and stores of the running maxima of two passes."""
+    if nan_free(src):
+        _update_pair_rule(src, sa, sb, dst, d0, dsti, count, ta, tb, want_idx, False, False)
+    else:
+        _update_pair_rule(src, sa, sb, dst, d0, dsti, count, ta, tb, want_idx, nan_takes, hold)
+
+
+@kernel
+def _update_pair_rule(src, sa, sb, dst, d0, dsti, count, ta, tb, want_idx, nan_takes, hold):  # type: ignore[no-untyped-def]
+    if want_idx:
+        for i in range(count):
+            b = np.uint64(d0 + i)
+            m, mi = dst[b], dsti[b]
+            v = src[np.uint64(sa + i)]
+            take = _wins(as_key(v), as_key(m), nan_takes, hold)
+            m, mi = (v, ta) if take else (m, mi)
+            v = src[np.uint64(sb + i)]
+            take = _wins(as_key(v), as_key(m), nan_takes, hold)
+            dst[b], dsti[b] = (v, tb) if take else (m, mi)
+    else:
+        for i in range(count):
+            b = np.uint64(d0 + i)
+            m = dst[b]
+            v = src[np.uint64(sa + i)]
+            m = v if _wins(as_key(v), as_key(m), nan_takes, hold) else m
+            v = src[np.uint64(sb + i)]
+            dst[b] = v if _wins(as_key(v), as_key(m), nan_takes, hold) else m
+
+
+@njit(inline="always")
 def _seed_at(src, s0, dst, d0, dsti, count, f, step, want_idx):  # type: ignore[no-untyped-def]
     """``_seed`` on offsets into flat arrays; ``s0 < 0`` seeds the value ``src[0]`` everywhere."""
     if s0 < 0:
