@@ -151,6 +151,31 @@ def test_adaptive_kernels_match_reference(seed: int) -> None:
                 f"seed {seed} case {case}: {x.dtype} {x.shape} strides {x.strides} {out} {attrs}")
 
 
+@pytest.mark.parametrize("preset", ["spec", "openvino", "torch"])
+def test_adaptive_even_bins_run_as_max_pool(preset: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bins that tile the input evenly take the MaxPool loops (checked) and give the bin loop's
+    result bit for bit (against the reference), on every dtype, both layouts, both index types."""
+    from ndpool._kernels import _launch
+
+    chosen: list[object] = []
+    real = _launch._compiled
+    monkeypatch.setattr(_launch, "_compiled", lambda kernel, dtype: chosen.append(kernel) or real(kernel, dtype))
+    rng = np.random.default_rng(11)
+    for shape, out in [((2, 3, 8, 6), (4, 3)), ((1, 40, 6, 4), (3, 2)), ((1, 2, 4, 6, 9), (2, 3, 3))]:
+        for dtype in DTYPES:
+            x = _data(rng, shape, dtype)
+            for layout in ("NCX", "NXC"):
+                arr = np.ascontiguousarray(np.moveaxis(x, 1, -1)) if layout == "NXC" else x
+                for index_type in ("i32", "i64"):
+                    attrs = dict(data_format=layout, semantics=preset, index_element_type=index_type)
+                    expected = _run("numpy", ndpool.adaptive_max_pool, arr, out, **attrs)
+                    got = _run("numba", ndpool.adaptive_max_pool, arr, out, **attrs)
+                    for e, g in zip(expected, got, strict=True):
+                        assert np.array_equal(_bits(e), _bits(g)), (shape, out, dtype, layout, index_type)
+    assert chosen and all(k in (_launch.pool_planes, _launch.pool_channels_inner, _launch.pool_channel_runs)
+                          for k in chosen), chosen
+
+
 def test_seed_is_reported() -> None:
     print(f"test_kernels varying seed: NDPOOL_TEST_SEED={VARYING_SEED}")
     assert SEEDS[1] == VARYING_SEED

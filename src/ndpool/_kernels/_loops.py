@@ -113,27 +113,28 @@ def _update_rule(src, s0, s_step, dst, d0, dsti, runs, lanes, f, f_step, step, w
 
 
 @njit(inline="always")
-def _update_pair_at(src, sa, sb, dst, d0, dsti, count, ta, tb, want_idx, nan_takes, hold):  # type: ignore[no-untyped-def]
-    """Two taps in one pass: dst[d0 + i] takes src[sa + i] (slot ``ta``) then src[sb + i] (slot
-    ``tb``) where each wins. Half the loads and stores of the running maxima of two passes."""
+def _update_pair_at(src, sa, sb, dst, d0, dsti, count, fa, fb, step, want_idx, nan_takes, hold):  # type: ignore[no-untyped-def]
+    """Two taps in one pass: dst[d0 + i] takes src[sa + i] (index ``fa + i*step``) then src[sb + i]
+    (index ``fb + i*step``) where each wins. Half the loads and stores of the running maxima of two
+    passes."""
     if nan_free(src):
-        _update_pair_rule(src, sa, sb, dst, d0, dsti, count, ta, tb, want_idx, False, False)
+        _update_pair_rule(src, sa, sb, dst, d0, dsti, count, fa, fb, step, want_idx, False, False)
     else:
-        _update_pair_rule(src, sa, sb, dst, d0, dsti, count, ta, tb, want_idx, nan_takes, hold)
+        _update_pair_rule(src, sa, sb, dst, d0, dsti, count, fa, fb, step, want_idx, nan_takes, hold)
 
 
 @kernel
-def _update_pair_rule(src, sa, sb, dst, d0, dsti, count, ta, tb, want_idx, nan_takes, hold):  # type: ignore[no-untyped-def]
+def _update_pair_rule(src, sa, sb, dst, d0, dsti, count, fa, fb, step, want_idx, nan_takes, hold):  # type: ignore[no-untyped-def]
     if want_idx:
         for i in range(count):
             b = np.uint64(d0 + i)
             m, mi = dst[b], dsti[b]
             v = src[np.uint64(sa + i)]
             take = _wins(as_key(v), as_key(m), nan_takes, hold)
-            m, mi = (v, ta) if take else (m, mi)
+            m, mi = (v, fa + i * step) if take else (m, mi)
             v = src[np.uint64(sb + i)]
             take = _wins(as_key(v), as_key(m), nan_takes, hold)
-            dst[b], dsti[b] = (v, tb) if take else (m, mi)
+            dst[b], dsti[b] = (v, fb + i * step) if take else (m, mi)
     else:
         for i in range(count):
             b = np.uint64(d0 + i)
@@ -312,15 +313,21 @@ def _row_taps(src, row, pstride, sw, flat, at, xs_w, win, dw, k_w, tap_lo, tap_h
             q, r = s0 // sw, s0 % sw
             _seed_at(src, row + r * pstride + lo + q, o, ob + lo, oi, hi - lo, fb + (lo * sw + s0) * st_w,
                      sw * st_w, want_idx)
+    # The run all taps share, two taps per pass (a lone last one paired with itself; the seed tap,
+    # already in, left out): half the loads and stores of the running maxima.
+    if hi > lo:
+        for ja in range(1 if seed else 0, k_w, 2):
+            jb = min(ja + 1, k_w - 1)
+            sa, sb = s0 + ja * dw, s0 + jb * dw
+            _update_pair_at(src, row + (sa % sw) * pstride + lo + sa // sw, row + (sb % sw) * pstride + lo + sb // sw,
+                            o, ob + lo, oi, hi - lo, fb + (lo * sw + sa) * st_w, fb + (lo * sw + sb) * st_w, sw * st_w,
+                            want_idx, nan_takes, hold)
+    # Each tap's own ends, one tap at a time.
     for jw in range(k_w):
         shift = s0 + jw * dw
         q, r = shift // sw, shift % sw
-        for part in range(3):
-            a, b = lo, hi
-            if part == 1:
-                a, b = tap_lo[jw], min(lo, tap_hi[jw])
-            elif part == 2:
-                a, b = max(hi, tap_lo[jw]), tap_hi[jw]
+        for part in range(2):
+            a, b = (tap_lo[jw], min(lo, tap_hi[jw])) if part == 0 else (max(hi, tap_lo[jw]), tap_hi[jw])
             if a < b:
                 _update_at(src, row + r * pstride + a + q, o, ob + a, oi, b - a, fb + (a * sw + shift) * st_w,
                            sw * st_w, want_idx, nan_takes, hold)

@@ -163,10 +163,10 @@ def pool_planes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, w
                 tb += 1
             tb = ta if tb >= n_taps else tb
             if in_place:  # one array per call site: a phi of two did not vectorize
-                _update_pair_at(phase, tap_start[ta], tap_start[tb], o_all, a0, oi_all, span, ta, tb, want_idx,
+                _update_pair_at(phase, tap_start[ta], tap_start[tb], o_all, a0, oi_all, span, ta, tb, 0, want_idx,
                                 nan_takes, hold)
             else:
-                _update_pair_at(phase, tap_start[ta], tap_start[tb], acc_buf, 0, acc_idx_buf, span, ta, tb,
+                _update_pair_at(phase, tap_start[ta], tap_start[tb], acc_buf, 0, acc_idx_buf, span, ta, tb, 0,
                                 want_idx, nan_takes, hold)
             ta = max(ta, tb) + 1
         if want_idx:
