@@ -76,9 +76,9 @@ def pool_channel_runs(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row
                                 a, b = max(hi, tap_lo[jw], c_lo), min(tap_hi[jw], c_hi)
                             if a < b:
                                 w = a * sw + shift
-                                _update_lanes_at(flat, at + w * xs_w, sw * xs_w, o, ob + a * n_chan, oi, b - a,
-                                                 n_chan, fb + w * st_w, sw * st_w, off_c, want_idx, nan_takes,
-                                                 hold)
+                                _update_lanes_at(flat, at + w * xs_w, sw * xs_w, o, ob + a * n_chan, n_chan, oi,
+                                                 b - a, n_chan, fb + w * st_w, sw * st_w, off_c, want_idx,
+                                                 nan_takes, hold)
         if w_empty:  # outputs whose window has no tap along w
             for ow in range(out_w):
                 if win[2, 1, ow] >= win[2, 2, ow]:

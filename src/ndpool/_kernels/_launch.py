@@ -44,9 +44,10 @@ _SHORT_ROW = 512
 # Separable and plane scratch is a few planes per thread, the row loop's one plane of phase rows:
 # larger planes take the row loops, splitting input rows again for each output row.
 _SEPARABLE_MAX_PLANE = 1 << 22
-# NXC with up to this many channels: a tap per run of outputs (pool_channel_runs). With more, a tap
-# per output (pool_channels_inner) was faster (measured side by side: C=16 1.7x and C=32 1.6x faster
-# by runs; C=48 and the stem's 64 1.1-1.2x slower).
+# NXC with up to this many channels: a tap per run of outputs (pool_channel_runs). With more, the
+# per-output loop (pool_channels_inner, a row of w taps per call) was faster (measured side by side
+# on one thread: C=16 1.4x and 3-D C=32 1.5x faster by runs; C=48 1.2x slower; with indices even
+# at C=32).
 _RUNS_MAX_CHANNELS = 32
 # AdaptiveMaxPool bins of up to this many taps that tile the input evenly run as MaxPool windows.
 _EVEN_BINS_MAX_TAPS = 16

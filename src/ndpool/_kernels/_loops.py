@@ -79,25 +79,28 @@ def _update_at(src, s0, dst, d0, dsti, count, f, step, want_idx, nan_takes, hold
 
     Offsets into whole flat arrays, read through unsigned positions: slicing a row per tap cost
     more than the short loop itself (NXC stem: 25 ms -> 13 ms on one thread)."""
-    _update_lanes_at(src, s0, 0, dst, d0, dsti, 1, count, f, 0, step, want_idx, nan_takes, hold)
+    _update_lanes_at(src, s0, 0, dst, d0, 0, dsti, 1, count, f, 0, step, want_idx, nan_takes, hold)
 
 
 @njit(inline="always")
-def _update_lanes_at(src, s0, s_step, dst, d0, dsti, runs, lanes, f, f_step, step, want_idx, nan_takes, hold):  # type: ignore[no-untyped-def]
-    """``runs`` updates of ``lanes`` contiguous elements: run r reads src[s0 + r*s_step + i] into
-    dst[d0 + r*lanes + i], index ``f + r*f_step + i*step``. The NaN rule's flags are read at run
-    time: a loop per rule with constant flags was up to 30% faster on these loops but, inlined at
-    every call site, doubled cold compilation (the CI suite neared 10 minutes)."""
+def _update_lanes_at(src, s0, s_step, dst, d0, d_step, dsti, runs, lanes, f, f_step, step, want_idx, nan_takes,
+                     hold):  # type: ignore[no-untyped-def]
+    """``runs`` updates of ``lanes`` contiguous elements, in order: run r reads src[s0 + r*s_step + i]
+    into dst[d0 + r*d_step + i], index ``f + r*f_step + i*step`` (d_step 0: r taps folded into one
+    output). The NaN rule's flags are read at run time: a loop per rule with constant flags was up
+    to 30% faster on these loops but, inlined at every call site, doubled cold compilation (the CI
+    suite neared 10 minutes)."""
     if nan_free(src):  # integers: every NaN rule is the same loop
-        _update_rule(src, s0, s_step, dst, d0, dsti, runs, lanes, f, f_step, step, want_idx, False, False)
+        _update_rule(src, s0, s_step, dst, d0, d_step, dsti, runs, lanes, f, f_step, step, want_idx, False, False)
     else:
-        _update_rule(src, s0, s_step, dst, d0, dsti, runs, lanes, f, f_step, step, want_idx, nan_takes, hold)
+        _update_rule(src, s0, s_step, dst, d0, d_step, dsti, runs, lanes, f, f_step, step, want_idx, nan_takes,
+                     hold)
 
 
 @kernel  # one compiled loop shared by every call site (inlined, compile time tripled)
-def _update_rule(src, s0, s_step, dst, d0, dsti, runs, lanes, f, f_step, step, want_idx, nan_takes, hold):  # type: ignore[no-untyped-def]
+def _update_rule(src, s0, s_step, dst, d0, d_step, dsti, runs, lanes, f, f_step, step, want_idx, nan_takes, hold):  # type: ignore[no-untyped-def]
     for r in range(runs):
-        a0, b0, g = s0 + r * s_step, d0 + r * lanes, f + r * f_step
+        a0, b0, g = s0 + r * s_step, d0 + r * d_step, f + r * f_step
         if want_idx:
             for i in range(lanes):
                 a, b = np.uint64(a0 + i), np.uint64(b0 + i)
@@ -201,19 +204,19 @@ def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
                     h = s_h + jh * dh
                     at_dh = x_n + d * xs_d + h * xs_h
                     f_dh = base + d * st_d + h * st_h
-                    for jw in range(f_w, e_w):
-                        if not seed_lowest and jd == f_d and jh == f_h and jw == f_w:
-                            continue  # the seed
+                    # The seed tap is skipped. With unit-stride channels the row's w taps are ONE
+                    # call, folded in order into the output's channels (a call per tap cost more
+                    # than the work with the stem's 64 channels).
+                    j0 = f_w + 1 if not seed_lowest and jd == f_d and jh == f_h else f_w
+                    w = s_w + j0 * dw
+                    if unit_c:
+                        _update_lanes_at(flat, at_dh + w * xs_w, dw * xs_w, o, ob, 0, oi, e_w - j0, n_chan,
+                                         f_dh + w * st_w, dw * st_w, off_c, want_idx, nan_takes, hold)
+                        continue
+                    for jw in range(j0, e_w):  # strided channels: gathered per tap
                         w = s_w + jw * dw
-                        at = at_dh + w * xs_w
-                        f = f_dh + w * st_w
-                        # Two call sites, each with one source array: a source that is either the
-                        # buffer or the scratch row does not vectorize (measured 3.5x slower).
-                        if unit_c:
-                            _update_at(flat, at, o, ob, oi, n_chan, f, off_c, want_idx, nan_takes, hold)
-                        else:
-                            _gather(flat, at, n_chan, xs_c, scratch)
-                            _update_at(scratch, 0, o, ob, oi, n_chan, f, off_c, want_idx, nan_takes, hold)
+                        _gather(flat, at_dh + w * xs_w, n_chan, xs_c, scratch)
+                        _update_at(scratch, 0, o, ob, oi, n_chan, f_dh + w * st_w, off_c, want_idx, nan_takes, hold)
 
 
 # Width innermost (NCX): per output row, each tap (jd, jh, jw) is ONE contiguous update over the
