@@ -244,6 +244,11 @@ LOOP_CASES = {
                                                               pads_end=(5, 6))),
     "pool_width_inner": ((1, 2, 3, 700), dict(kernel=(2, 5), strides=(1, 1), pads_begin=(1, 4),
                                               pads_end=(1, 2), dilations=(1, 2))),
+    # One and two w taps: the seeding pass alone, and one pair.
+    "pool_width_inner (one w tap)": ((1, 2, 3, 600), dict(kernel=(2, 1), strides=(1, 1), pads_begin=(1, 0),
+                                                          pads_end=(0, 0))),
+    "pool_width_inner (two w taps)": ((1, 2, 3, 600), dict(kernel=(1, 2), strides=(1, 1), pads_begin=(0, 1),
+                                                           pads_end=(0, 1), dilations=(1, 3))),
     # Stride 2 on long rows: taps read the rows' phases (kept for the plane).
     "pool_width_inner (phases)": ((1, 2, 5, 1700), dict(kernel=(3, 4), strides=(2, 3), pads_begin=(1, 2),
                                                         pads_end=(1, 2), dilations=(1, 2))),

@@ -116,22 +116,27 @@ def _update_rule(src, s0, s_step, dst, d0, d_step, dsti, runs, lanes, f, f_step,
 
 
 @njit(inline="always")
-def _update_pair_at(src, sa, sb, dst, d0, dsti, count, fa, fb, step, want_idx, nan_takes, hold):  # type: ignore[no-untyped-def]
+def _update_pair_at(src, sa, sb, dst, d0, dsti, count, fa, fb, step, want_idx, nan_takes, hold, sz=-1, fz=0):  # type: ignore[no-untyped-def]
     """Two taps in one pass: dst[d0 + i] takes src[sa + i] (index ``fa + i*step``) then src[sb + i]
     (index ``fb + i*step``) where each wins. Half the loads and stores of the running maxima of two
-    passes."""
+    passes. With ``sz >= 0`` the pass also seeds: it starts from src[sz + i] (index ``fz + i*step``),
+    not from dst."""
     if nan_free(src):
-        _update_pair_rule(src, sa, sb, dst, d0, dsti, count, fa, fb, step, want_idx, False, False)
+        _update_pair_rule(src, sa, sb, dst, d0, dsti, count, fa, fb, step, want_idx, False, False, sz, fz)
     else:
-        _update_pair_rule(src, sa, sb, dst, d0, dsti, count, fa, fb, step, want_idx, nan_takes, hold)
+        _update_pair_rule(src, sa, sb, dst, d0, dsti, count, fa, fb, step, want_idx, nan_takes, hold, sz, fz)
 
 
 @kernel
-def _update_pair_rule(src, sa, sb, dst, d0, dsti, count, fa, fb, step, want_idx, nan_takes, hold):  # type: ignore[no-untyped-def]
+def _update_pair_rule(src, sa, sb, dst, d0, dsti, count, fa, fb, step, want_idx, nan_takes, hold, sz, fz):  # type: ignore[no-untyped-def]
+    seeded = sz >= 0
     if want_idx:
         for i in range(count):
             b = np.uint64(d0 + i)
-            m, mi = dst[b], dsti[b]
+            if seeded:
+                m, mi = src[np.uint64(sz + i)], fz + i * step
+            else:
+                m, mi = dst[b], dsti[b]
             v = src[np.uint64(sa + i)]
             take = _wins(as_key(v), as_key(m), nan_takes, hold)
             m, mi = (v, fa + i * step) if take else (m, mi)
@@ -141,7 +146,7 @@ def _update_pair_rule(src, sa, sb, dst, d0, dsti, count, fa, fb, step, want_idx,
     else:
         for i in range(count):
             b = np.uint64(d0 + i)
-            m = dst[b]
+            m = src[np.uint64(sz + i)] if seeded else dst[b]
             v = src[np.uint64(sa + i)]
             m = v if _wins(as_key(v), as_key(m), nan_takes, hold) else m
             v = src[np.uint64(sb + i)]
@@ -312,19 +317,20 @@ def _row_taps(src, row, pstride, sw, flat, at, xs_w, win, dw, k_w, tap_lo, tap_h
             o[ob + ow] = flat[np.uint64(at + w * xs_w)]
             if want_idx:
                 oi[ob + ow] = fb + w * st_w
-        if hi > lo:
-            q, r = s0 // sw, s0 % sw
-            _seed_at(src, row + r * pstride + lo + q, o, ob + lo, oi, hi - lo, fb + (lo * sw + s0) * st_w,
-                     sw * st_w, want_idx)
-    # The run all taps share, two taps per pass (a lone last one paired with itself; the seed tap,
-    # already in, left out): half the loads and stores of the running maxima.
+    # The run all taps share, two taps per pass (a lone last one paired with itself), the first pass
+    # seeding with tap 0 when ``seed``: each pass loads and stores the running maxima once.
     if hi > lo:
-        for ja in range(1 if seed else 0, k_w, 2):
+        q, r = s0 // sw, s0 % sw
+        sz, ja = (row + r * pstride + lo + q, 1) if seed else (-1, 0)
+        if seed and k_w == 1:
+            _seed_at(src, sz, o, ob + lo, oi, hi - lo, fb + (lo * sw + s0) * st_w, sw * st_w, want_idx)
+        for ja in range(ja, k_w, 2):
             jb = min(ja + 1, k_w - 1)
             sa, sb = s0 + ja * dw, s0 + jb * dw
             _update_pair_at(src, row + (sa % sw) * pstride + lo + sa // sw, row + (sb % sw) * pstride + lo + sb // sw,
                             o, ob + lo, oi, hi - lo, fb + (lo * sw + sa) * st_w, fb + (lo * sw + sb) * st_w, sw * st_w,
-                            want_idx, nan_takes, hold)
+                            want_idx, nan_takes, hold, sz, fb + (lo * sw + s0) * st_w)
+            sz = -1
     # Each tap's own ends, one tap at a time.
     for jw in range(k_w):
         shift = s0 + jw * dw
