@@ -17,7 +17,14 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import kernel
-from ._loops import _index_params, _row_windows, _rules, _seed_at, _tap_runs, _update_lanes_at
+from ._loops import (
+    _index_params,
+    _row_windows,
+    _rules,
+    _seed_at,
+    _tap_runs,
+    _update_lanes_at,
+)
 
 # Output elements (pixels x channels) per pass of the taps.
 CHUNK_ELEMENTS = 2048

@@ -8,7 +8,6 @@ floats. Other types compare natively.
 
 from __future__ import annotations
 
-
 import numpy as np
 from numba import types
 from numba.extending import overload

@@ -83,8 +83,8 @@ def _update_at(src, s0, dst, d0, dsti, count, f, step, want_idx, nan_takes, hold
 
 
 @njit(inline="always")
-def _update_lanes_at(src, s0, s_step, dst, d0, d_step, dsti, runs, lanes, f, f_step, step, want_idx, nan_takes,
-                     hold):  # type: ignore[no-untyped-def]
+def _update_lanes_at(src, s0, s_step, dst, d0, d_step, dsti, runs, lanes, f, f_step, step, want_idx, nan_takes,  # type: ignore[no-untyped-def]
+                     hold):
     """``runs`` updates of ``lanes`` contiguous elements, in order: run r reads src[s0 + r*s_step + i]
     into dst[d0 + r*d_step + i], index ``f + r*f_step + i*step`` (d_step 0: r taps folded into one
     output). The NaN rule's flags are read at run time: a loop per rule with constant flags was up
@@ -321,10 +321,10 @@ def _row_taps(src, row, pstride, sw, flat, at, xs_w, win, dw, k_w, tap_lo, tap_h
     # seeding with tap 0 when ``seed``: each pass loads and stores the running maxima once.
     if hi > lo:
         q, r = s0 // sw, s0 % sw
-        sz, ja = (row + r * pstride + lo + q, 1) if seed else (-1, 0)
+        sz, first_pair = (row + r * pstride + lo + q, 1) if seed else (-1, 0)
         if seed and k_w == 1:
             _seed_at(src, sz, o, ob + lo, oi, hi - lo, fb + (lo * sw + s0) * st_w, sw * st_w, want_idx)
-        for ja in range(ja, k_w, 2):
+        for ja in range(first_pair, k_w, 2):
             jb = min(ja + 1, k_w - 1)
             sa, sb = s0 + ja * dw, s0 + jb * dw
             _update_pair_at(src, row + (sa % sw) * pstride + lo + sa // sw, row + (sb % sw) * pstride + lo + sb // sw,

@@ -71,8 +71,7 @@ def pool_planes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, w
     o_all = out.reshape(-1)
     oi_all = idx.reshape(-1)
     plane_out = out_d * out_h * out_w
-    m_d, m_h, m_w, len_d, len_h, len_w, plen, span, in_place, ph_d, ph_h, ph_w = _phase_layout(p, out_d, out_h,
-                                                                                                out_w)
+    m_d, m_h, m_w, _, len_h, len_w, plen, span, in_place, ph_d, ph_h, ph_w = _phase_layout(p, out_d, out_h, out_w)
     n_phase = ph_d * ph_h * ph_w * plen
     phase = work[:n_phase]
     phase[:] = never_wins  # margins and short phases' ends; the splits rewrite only the rest

@@ -25,7 +25,7 @@ from numba import njit
 
 from ._jit import kernel
 from ._keys import as_key, nan_free
-from ._loops import _gather, _index_params, _rules
+from ._loops import _index_params, _rules
 
 
 @njit(inline="always")
