@@ -176,6 +176,22 @@ def test_adaptive_even_bins_run_as_max_pool(preset: str, monkeypatch: pytest.Mon
                           for k in chosen), chosen
 
 
+def test_separable_nxc_one_channel_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NXC planes too large to gather in blocks are pooled a channel at a time, written channels-last."""
+    from ndpool._kernels import _launch
+
+    monkeypatch.setattr(_launch, "_gather_block", lambda geom: 1)
+    rng = np.random.default_rng(5)
+    shape, attrs = LOOP_CASES["pool_separable (channel blocks)"]
+    for dtype in (np.float32, np.int8):
+        x = np.ascontiguousarray(np.moveaxis(_data(rng, shape, dtype), 1, -1))
+        for preset in PRESETS:
+            call = dict(attrs, data_format="NXC", semantics=preset, return_indices=True)
+            for e, g in zip(_run("numpy", ndpool.max_pool, x, **call), _run("numba", ndpool.max_pool, x, **call),
+                            strict=True):
+                assert np.array_equal(_bits(e), _bits(g)), (dtype, preset)
+
+
 def test_seed_is_reported() -> None:
     print(f"test_kernels varying seed: NDPOOL_TEST_SEED={VARYING_SEED}")
     assert SEEDS[1] == VARYING_SEED

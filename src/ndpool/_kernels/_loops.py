@@ -23,7 +23,7 @@ whether it adds the plane offset; [11] w stride; [12:14] interior w outputs; [14
 [15:18] input d, h, w; [18:21] sparse-table levels; [21] first_valid. MaxPool adds [22:25]
 strides, [25:31] interior [lo, hi) per axis, [31:34] kernel, [34] whether a plane's phase rows
 are kept, [35] channels gathered together (separable), [36:39] tap 0's position for output 0 per
-axis, [39:42] dilations. ``empty`` holds the empty-window value and a value no tap wins against.
+axis, [39:42] dilations, [42] whether the output is channels-last (pool_separable on NXC data). ``empty`` holds the empty-window value and a value no tap wins against.
 
 Each kernel handles output rows ``[row_lo, row_hi)`` and releases the GIL; ``_launch`` splits the
 rows over threads. (``parallel=True`` gave the same speed but doubled cold compilation to ~10 s per

@@ -143,12 +143,17 @@ def _strip_pass(val, idx, src, n, lanes, tab, dil, top, start, first, end, n_out
 # than once per channel (SPP on NXC: 26 -> 11 ms); otherwise planes are read in place.
 @kernel
 def pool_separable(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
-    _, n_chan, out_d, out_h, out_w = out.shape
+    n_chan, out_d, out_h, out_w = _out_dims(out, p)
     in_d, in_h, in_w = p[15], p[16], p[17]
     block = p[35]
     n_blocks = (n_chan + block - 1) // block
     plane_in = in_d * in_h * in_w
-    tb = _tables_size(p, out_d, out_h, out_w)  # the gathered planes follow the tables
+    # Scratch: the tables, the unit's result planes (channels-last outputs), the gathered planes.
+    total = out_d * out_h * out_w
+    channels_last = p[42] != 0
+    res = _tables_size(p, out_d, out_h, out_w)
+    tb = res + (block * total if channels_last else 0)
+    want_idx = p[0] != 0
     for unit in range(row_lo, row_hi):
         n = unit // n_blocks
         c0 = (unit % n_blocks) * block
@@ -156,7 +161,8 @@ def pool_separable(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi
         at0 = xoff + n * xst[0] + c0 * xst[1]
         if block == 1:
             _separable_plane(flat, at0, xst[2], xst[3], xst[4], n, c0, out, idx, win, dil, p, empty, work,
-                             iwork)
+                             iwork, res)
+            _scatter_channels(work, iwork, res, total, count, out, idx, n, c0, channels_last, want_idx)
             continue
         xs_c, xs_w = xst[1], xst[4]  # locals: reloaded after every store otherwise
         for d in range(in_d):
@@ -168,7 +174,36 @@ def pool_separable(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi
                         work[np.uint64(to + i * plane_in + w)] = flat[np.uint64(at + w * xs_w + i * xs_c)]
         for i in range(count):
             _separable_plane(work, tb + i * plane_in, in_h * in_w, in_w, 1, n, c0 + i, out, idx, win, dil,
-                             p, empty, work, iwork)
+                             p, empty, work, iwork, res + i * total)
+        _scatter_channels(work, iwork, res, total, count, out, idx, n, c0, channels_last, want_idx)
+
+
+@njit(inline="always")
+def _scatter_channels(work, iwork, res, total, count, out, idx, n, c0, channels_last, want_idx):  # type: ignore[no-untyped-def]
+    """A channels-last output takes the unit's ``count`` result planes (at ``res`` in scratch), a
+    pixel's channels at a time: each output line is written once per unit, not once per channel."""
+    if not channels_last:
+        return
+    n_chan = out.shape[4]
+    o = out.reshape(-1)
+    oi = idx.reshape(-1)
+    for k in range(total):
+        at = (n * total + k) * n_chan + c0
+        for i in range(count):
+            o[np.uint64(at + i)] = work[np.uint64(res + i * total + k)]
+    if want_idx:
+        for k in range(total):
+            at = (n * total + k) * n_chan + c0
+            for i in range(count):
+                oi[np.uint64(at + i)] = iwork[np.uint64(res + i * total + k)]
+
+
+@njit(inline="always")
+def _out_dims(out, p):  # type: ignore[no-untyped-def]
+    """(channels, out_d, out_h, out_w) of the output, channels-last (p[42]) or not."""
+    if p[42] != 0:
+        return out.shape[4], out.shape[1], out.shape[2], out.shape[3]
+    return out.shape[1], out.shape[2], out.shape[3], out.shape[4]
 
 
 @njit(inline="always")
@@ -181,9 +216,11 @@ def _tables_size(p, out_d, out_h, out_w):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def _separable_plane(src, at_plane, xs_d, xs_h, xs_w, n, c, out, idx, win, dil, p, empty, work, iwork):  # type: ignore[no-untyped-def]
-    """Pool plane (n, c), read from ``src`` at ``at_plane`` with element strides xs_*."""
-    _, n_chan, out_d, out_h, out_w = out.shape
+def _separable_plane(src, at_plane, xs_d, xs_h, xs_w, n, c, out, idx, win, dil, p, empty, work, iwork, res):  # type: ignore[no-untyped-def]
+    """Pool plane (n, c), read from ``src`` at ``at_plane`` with element strides xs_*; a channels-last
+    output's plane is left in scratch at ``res``."""
+    n_chan, out_d, out_h, out_w = _out_dims(out, p)
+    channels_last = p[42] != 0
     in_d, in_h, in_w = p[15], p[16], p[17]
     top_d, top_h, top_w = p[18], p[19], p[20]
     want_idx, seed_lowest, nan_takes, hold = _rules(p)
@@ -197,9 +234,11 @@ def _separable_plane(src, at_plane, xs_d, xs_h, xs_w, n, c, out, idx, win, dil, 
     off_n, off_c, st_d, st_h, st_w, empty_idx, use_off = _index_params(p)
     dd, dh, dw = dil[0], dil[1], dil[2]
     lowest = empty[0]
-    o_all = out.reshape(-1)
-    oi_all = idx.reshape(-1)
     total = out_d * out_h * out_w
+    # Results go straight into an NCX output's plane; for a channels-last output, into scratch
+    # (pool_separable scatters them).
+    o_all = work if channels_last else out.reshape(-1)
+    oi_all = iwork if channels_last else idx.reshape(-1)
     # Scratch (values in work, indices at the same offsets in iwork): the w table of one row, the
     # w pass's output for one d slice (h pass input), the h pass's output (d pass input), and the
     # h and d strip tables. With one d position the h pass writes the output plane directly.
@@ -209,7 +248,7 @@ def _separable_plane(src, at_plane, xs_d, xs_h, xs_w, n, c, out, idx, win, dil, 
     th = db + (0 if one_d else in_d * out_h * out_w)
     td = th + (top_h + 1) * in_h * min(STRIP, out_w)
     base = n * off_n + c * off_c
-    ob = (n * n_chan + c) * total
+    ob = res if channels_last else (n * n_chan + c) * total
     for d in range(in_d):
         for h in range(in_h):
             at = at_plane + d * xs_d + h * xs_h
@@ -274,7 +313,11 @@ def _separable_plane(src, at_plane, xs_d, xs_h, xs_w, n, c, out, idx, win, dil, 
 def separable_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
     """(elements, int64s) of scratch ``pool_separable`` takes per thread (see its layout)."""
     _, _, out_d, out_h, out_w = out5
-    tables = int(_tables_size.py_func([int(v) for v in p], out_d, out_h, out_w))
+    channels_last = int(p[42]) != 0
+    if channels_last:
+        _, out_d, out_h, out_w, _ = out5
     block = int(p[35])
+    tables = int(_tables_size.py_func([int(v) for v in p], out_d, out_h, out_w))
+    results = block * out_d * out_h * out_w if channels_last else 0
     gathered = block * int(np.prod(p[15:18])) if block > 1 else 0
-    return tables + gathered, tables
+    return tables + results + gathered, tables + results
