@@ -206,6 +206,22 @@ class AdaptiveGeometry(_Planes):
     def last_taps(self) -> tuple[int, ...] | None:
         return tuple(size - 1 for size in self.in_size)
 
+    def as_max_pool(self) -> PoolGeometry | None:
+        """The same windows as MaxPool, when every axis's bins tile it evenly: bin o is
+        [o*k, (o+1)*k) (k = In/Out for a whole input), i.e. MaxPool with kernel = strides = k, no pads,
+        dilation 1, reading the same taps in the same order. None otherwise. Bins are read through
+        ``bins()`` (a dask block's are its own), not inferred from the sizes."""
+        kernel = []
+        for axis in range(len(self.in_size)):
+            start, end = self.bins(axis)
+            k = int(end[0] - start[0]) if start.size else 0
+            if k < 1 or not (np.array_equal(start, np.arange(start.size) * k) and np.all(end - start == k)):
+                return None
+            kernel.append(k)
+        zeros = (0,) * len(kernel)
+        return PoolGeometry(self.input_shape, self.data_format, self.batch, self.channels, self.in_size,
+                            self.out_size, tuple(kernel), tuple(kernel), (1,) * len(kernel), zeros, zeros)
+
 
 def _resolve_pads(attrs: MaxPoolAttributes, in_size: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     if attrs.auto_pad == "none":

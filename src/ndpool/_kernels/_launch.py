@@ -93,26 +93,15 @@ def adaptive_max_pool_numba(x: np.ndarray, geom: AdaptiveGeometry, preset: sem.P
 
 
 def _even_bins(geom: AdaptiveGeometry) -> PoolGeometry | None:
-    """Bins that tile every axis evenly and are small, as MaxPool windows.
+    """AdaptiveMaxPool bins that tile the input evenly and are small, as MaxPool windows.
 
-    When bin o is [o*k, (o+1)*k) on every axis (k = In/Out for a whole input): MaxPool with kernel = strides = k and no pads
-    reads the same taps in the same order, so its loops give the same values and indices under every
-    preset (none starts at ``lowest``, and no bin is empty). Its plane loop vectorizes across a
-    plane's outputs, where the bin-row loop pays per output row: 32x512x14x14 -> 7x7 NCX ran 5x
-    torch's time that way. Larger bins stay with the bin-row loop (the plane loop's phases would be
+    MaxPool then reads the same taps in the same order, so its loops give the same values and indices
+    under every preset (none starts at ``lowest``, and no bin is empty). Its plane loop vectorizes
+    across a plane's outputs, where the bin-row loop pays per output row: 32x512x14x14 -> 7x7 NCX ran
+    5x torch's time that way. Larger bins stay with the bin-row loop (the plane loop's phases would be
     k^2 short rows)."""
-    kernel = []
-    for axis in range(len(geom.in_size)):
-        start, end = geom.bins(axis)  # (a dask block's bins are its own: read them, not the sizes)
-        k = int(end[0] - start[0]) if start.size else 0
-        if k < 1 or not (np.array_equal(start, np.arange(start.size) * k) and np.all(end - start == k)):
-            return None
-        kernel.append(k)
-    if math.prod(kernel) > _EVEN_BINS_MAX_TAPS:
-        return None
-    zeros = (0,) * len(kernel)
-    return PoolGeometry(geom.input_shape, geom.data_format, geom.batch, geom.channels, geom.in_size,
-                        geom.out_size, tuple(kernel), tuple(kernel), (1,) * len(kernel), zeros, zeros)
+    pool = geom.as_max_pool()
+    return pool if pool is not None and math.prod(pool.kernel) <= _EVEN_BINS_MAX_TAPS else None
 
 
 @functools.cache

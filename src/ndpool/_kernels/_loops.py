@@ -23,7 +23,8 @@ whether it adds the plane offset; [11] w stride; [12:14] interior w outputs; [14
 [15:18] input d, h, w; [18:21] sparse-table levels; [21] first_valid. MaxPool adds [22:25]
 strides, [25:31] interior [lo, hi) per axis, [31:34] kernel, [34] whether a plane's phase rows
 are kept, [35] channels gathered together (separable), [36:39] tap 0's position for output 0 per
-axis, [39:42] dilations, [42] whether the output is channels-last (pool_separable on NXC data). ``empty`` holds the empty-window value and a value no tap wins against.
+axis, [39:42] dilations, [42] whether the output is channels-last (pool_separable on NXC data).
+``empty`` holds the empty-window value and a value no tap wins against.
 
 Each kernel handles output rows ``[row_lo, row_hi)`` and releases the GIL; ``_launch`` splits the
 rows over threads. (``parallel=True`` gave the same speed but doubled cold compilation to ~10 s per
@@ -303,10 +304,10 @@ def _row_taps(src, row, pstride, sw, flat, at, xs_w, win, dw, k_w, tap_lo, tap_h
 
     The row's phase r starts at ``src[row + r*pstride]`` (sw == 1: the row itself); ``flat[at]``
     is its first element in the input, ``fb`` the index of w = 0. With ``seed``, each output first
-    takes its own first in-range tap: tap 0 as one run over [lo, hi), the others one by one. Every
-    tap then updates the run [lo, hi) all taps share, and its own ends: runs that started at
-    different outputs made each load straddle the last tap's stores (failed store forwarding, 4x
-    slower). The seed tap applied again changes nothing."""
+    takes its own first in-range tap: outputs outside [lo, hi) one by one, the run [lo, hi) all
+    taps share in its first pass of taps. Taps then update that run (two per pass) and, one at a
+    time, their own ends: runs that started at different outputs made each load straddle the last
+    tap's stores (failed store forwarding, 4x slower). A tap applied again changes nothing."""
     s0 = win[2, 0, 0]  # tap 0 of output ow sits at ow*sw + s0
     if seed:
         for ow in range(out_w):

@@ -153,7 +153,7 @@ def pool_separable(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi
     channels_last = p[42] != 0
     res = _tables_size(p, out_d, out_h, out_w)
     tb = res + (block * total if channels_last else 0)
-    want_idx = p[0] != 0
+    want_idx = _rules(p)[0]
     for unit in range(row_lo, row_hi):
         n = unit // n_blocks
         c0 = (unit % n_blocks) * block
