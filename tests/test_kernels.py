@@ -272,8 +272,17 @@ LOOP_CASES = {
     "pool_width_inner (planes too wide)": ((1, 2, 4, 6), dict(kernel=(1, 2), strides=(1, 1), pads_begin=(0, 0),
                                                               pads_end=(0, 2**20), dilations=(1, 2**20))),
     # Ceil mode gives a window past the end; phase rows as long as output rows: pooled in place.
-    "pool_planes": ((2, 3, 11, 13), dict(kernel=(3, 3), strides=(2, 2), pads_begin=(1, 1),
-                                         pads_end=(1, 2), dilations=(1, 1), rounding_type="ceil")),
+    "pool_planes": ((2, 3, 11, 13), dict(kernel=(3, 2), strides=(2, 2), pads_begin=(1, 0),
+                                         pads_end=(1, 1), dilations=(1, 1), rounding_type="ceil")),
+    # Three adjacent w taps at stride 2 (f16 and bf16 take pool_planes). Rows every 2*out_w elements:
+    # the w pass is one loop over the plane (more than a _fold_s2 chunk), its border columns redone.
+    "pool_folds": ((2, 3, 41, 30), dict(kernel=(3, 3), strides=(2, 2), pads_begin=(1, 1), pads_end=(1, 1))),
+    # Stride 1, rows folded one by one (9 inputs, 8 outputs per row); borders on both sides.
+    "pool_folds (rows)": ((1, 2, 7, 9), dict(kernel=(2, 3), strides=(1, 1), pads_begin=(0, 0),
+                                             pads_end=(2, 0), dilations=(2, 1), rounding_type="ceil")),
+    # 3-D: the h pass into scratch, then the d pass; empty d windows (pad past the kernel).
+    "pool_folds (3-D)": ((1, 2, 5, 6, 8), dict(kernel=(2, 3, 3), strides=(2, 1, 2), pads_begin=(2, 1, 1),
+                                               pads_end=(0, 0, 1), dilations=(2, 1, 1))),
     # Empty windows (pads past the kernel) and a window past the end: margins on both sides.
     "pool_planes (empty windows)": ((1, 2, 3, 5), dict(kernel=(2, 2), strides=(3, 2), pads_begin=(2, 0),
                                                        pads_end=(2, 3))),
@@ -306,8 +315,10 @@ def test_each_loop_matches_reference(loop: str, preset: str, monkeypatch: pytest
     name = loop.split()[0]
     layouts = ["NXC"] if name.startswith("pool_channel") else (["NCX", "NXC"] if name == "pool_separable" else ["NCX"])
     rng = np.random.default_rng(7)
+    # pool_folds does not take f16 and bf16 (their loads convert keys: planes were faster).
+    dtypes = [d for d in DTYPES if d not in (np.float16, ml_dtypes.bfloat16)] if name == "pool_folds" else DTYPES
     for layout in layouts:
-        for dtype in DTYPES:
+        for dtype in dtypes:
             x = _data(rng, shape, dtype)
             if layout == "NXC":
                 x = np.ascontiguousarray(np.moveaxis(x, 1, -1))

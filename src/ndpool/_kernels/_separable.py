@@ -223,17 +223,15 @@ def _separable_plane(src, at_plane, xs_d, xs_h, xs_w, n, c, out, idx, win, dil, 
     channels_last = p[42] != 0
     in_d, in_h, in_w = p[15], p[16], p[17]
     top_d, top_h, top_w = p[18], p[19], p[20]
-    want_idx, seed_lowest, nan_takes, hold = _rules(p)
+    want_idx, _, nan_takes, hold = _rules(p)
     nan_bottom = not nan_takes
-    first_valid = p[21] != 0
     sw, w_lo, w_hi, k_w = p[24], p[29], p[30], p[33]
     any_empty = False  # some output window lacks in-range taps on some axis
     for axis in range(3):
         for o_ in range((out_d, out_h, out_w)[axis]):
             any_empty = any_empty or win[axis, 1, o_] >= win[axis, 2, o_]
-    off_n, off_c, st_d, st_h, st_w, empty_idx, use_off = _index_params(p)
+    off_n, off_c, st_d, st_h, st_w, _, _ = _index_params(p)
     dd, dh, dw = dil[0], dil[1], dil[2]
-    lowest = empty[0]
     total = out_d * out_h * out_w
     # Results go straight into an NCX output's plane; for a channels-last output, into scratch
     # (pool_separable scatters them).
@@ -272,6 +270,20 @@ def _separable_plane(src, at_plane, xs_d, xs_h, xs_w, n, c, out, idx, win, dil, 
                     win[0, 2], out_d, o_all, oi_all, ob, want_idx, nan_takes, hold, nan_bottom)
     o = o_all[ob:ob + total]
     oi = oi_all[ob:ob + total] if want_idx else oi_all
+    _finish_plane(o, oi, src, at_plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h, out_w, p, empty, base, any_empty)
+
+
+@njit(inline="always")
+def _finish_plane(o, oi, src, at_plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h, out_w, p, empty, base, any_empty):  # type: ignore[no-untyped-def]
+    """A plane's outputs ``o`` (indices ``oi`` relative to the plane) folded by the later-wins rule
+    become the preset's: its start, the onnx first tap, the plane's index offset, empty windows. The
+    plane is read from ``src`` at ``at_plane`` for the first taps."""
+    want_idx, seed_lowest, _, _ = _rules(p)
+    first_valid = p[21] != 0
+    _, _, st_d, st_h, st_w, empty_idx, use_off = _index_params(p)
+    dd, dh, dw = dil[0], dil[1], dil[2]
+    lowest = empty[0]
+    total = out_d * out_h * out_w
     # The presets' starts and empty windows. Whole-plane passes where possible: a per-output
     # loop here cost more than the tables themselves.
     if seed_lowest:  # openvino: a result not above ``lowest`` gives lowest and the plane's first
@@ -280,12 +292,15 @@ def _separable_plane(src, at_plane, xs_d, xs_h, xs_w, n, c, out, idx, win, dil, 
             o[k] = o[k] if keep else lowest
             if want_idx:
                 oi[k] = oi[k] if keep else 0
-    if first_valid:  # onnx: a NaN first tap is the result
+    if first_valid:  # onnx: a NaN first tap is the result (empty windows have none)
         for od in range(out_d):
             d = win[0, 0, od] + win[0, 1, od] * dd
             for oh in range(out_h):
                 h = win[1, 0, oh] + win[1, 1, oh] * dh
                 for ow in range(out_w):
+                    if (win[0, 1, od] >= win[0, 2, od] or win[1, 1, oh] >= win[1, 2, oh]
+                            or win[2, 1, ow] >= win[2, 2, ow]):
+                        continue
                     w = win[2, 0, ow] + win[2, 1, ow] * dw
                     v = src[np.uint64(at_plane + d * xs_d + h * xs_h + w * xs_w)]
                     kv = as_key(v)

@@ -1,0 +1,265 @@
+"""MaxPool on NCX data one axis at a time: every input row folded along w, those rows along h, then d.
+
+For windows three taps wide along w at stride 1 or 2 on short rows (the stem's 3x3 s2, the 3-D
+3x3x3 s2, 3x3 s1): an output costs 3 + k_h + k_d operations instead of 3 * k_h * k_d, and the plane is
+not copied into stride phases first (about half of pool_planes' time). Folding the innermost axis
+first keeps the first-maximum rule with the associative later-wins rule of pool_separable (see
+there), and so do its preset fix-ups at the end, shared with it.
+
+Where input rows follow each other in memory every sw*out_w elements (the stem, the 3-D workload),
+the w pass is one long loop over all the plane's rows; outputs whose window crosses a row's end get
+wrong values there and are redone one by one (the border columns), as are the rows' own borders.
+
+NaN: a chunk of w taps, or a plane's w results, without any NaN folds by the plain rule (later wins
+if greater), which is then every preset's rule: 5 mask operations fewer per tap.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ._jit import kernel
+from ._keys import as_key, nan_free
+from ._loops import _index_params, _rules
+from ._separable import _finish_plane, _later_wins
+
+# Outputs per chunk of the w pass: the chunk's taps are laid out in L1 first.
+CHUNK = 512
+
+
+@kernel  # compiled once per element type, shared by the call sites
+def _fold_w3(src, at, step, gap, dst, dsti, d0, count, f0, f_step, f_gap, tmp, want_idx, nan_takes, hold,
+             nan_bottom):  # type: ignore[no-untyped-def]
+    """dst[d0 + t] = the later-wins fold of src[at + t*step + j*gap] for j = 0, 1, 2, with indices
+    f0 + t*f_step + j*f_gap, for t < count; ``tmp`` is 2*CHUNK + 2 elements of scratch in dst.
+
+    A chunk's taps are first copied to ``tmp`` so that each tap is a unit-stride load there: at
+    stride 2 as the even and odd elements (interleaved loads vectorize; strided ones became gathers,
+    the whole pass 1.5x slower than pool_planes), at stride 1 as they are. The copy also counts NaNs."""
+    for c0 in range(0, count, CHUNK):
+        n = min(CHUNK, count - c0)
+        base = at + c0 * step
+        nans = 0
+        if step == 2 and gap == 1:  # taps 0, 1, 2 of output t: even t, odd t, even t + 1
+            a0, a1, a2 = tmp, tmp + CHUNK + 1, tmp + 1
+            for t in range(n):
+                e, o = src[np.uint64(base + 2 * t)], src[np.uint64(base + 2 * t + 1)]
+                dst[np.uint64(a0 + t)], dst[np.uint64(a1 + t)] = e, o
+                ke, ko = as_key(e), as_key(o)
+                nans += (ke != ke) | (ko != ko)
+            last = src[np.uint64(base + 2 * n)]
+            dst[np.uint64(a0 + n)] = last
+        elif step == 1 and gap == 1:  # the chunk's n + 2 inputs as they are
+            a0, a1, a2 = tmp, tmp + 1, tmp + 2
+            for t in range(n + 1):
+                v = src[np.uint64(base + t)]
+                dst[np.uint64(a0 + t)] = v
+                kv = as_key(v)
+                nans += kv != kv
+            last = src[np.uint64(base + n + 1)]
+            dst[np.uint64(a0 + n + 1)] = last
+        else:  # any other layout: the three taps gathered into three rows
+            a0, a1, a2 = tmp, tmp + CHUNK, tmp + 2 * CHUNK
+            for t in range(n):
+                for j in range(3):
+                    v = src[np.uint64(base + t * step + j * gap)]
+                    dst[np.uint64(a0 + j * CHUNK + t)] = v
+                    kv = as_key(v)
+                    nans += kv != kv
+            last = dst[np.uint64(a0)]
+        kl = as_key(last)
+        f = f0 + c0 * f_step
+        if nan_free(src) or (nans == 0 and kl == kl):  # the plain rule is the preset's
+            _fold3(dst, dsti, a0, a1, a2, d0 + c0, n, f, f_step, f_gap, want_idx, False, False, False)
+        else:
+            _fold3(dst, dsti, a0, a1, a2, d0 + c0, n, f, f_step, f_gap, want_idx, nan_takes, hold, nan_bottom)
+
+
+@njit(inline="always")
+def _fold3(buf, bufi, a0, a1, a2, o, n, f, f_step, f_gap, want_idx, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
+    """buf[o + t] = the fold of buf[a0 + t], buf[a1 + t], buf[a2 + t] (taps 0, 1, 2), t < n."""
+    # One loop per case: a loop-invariant test left inside a loop was if-converted, not hoisted.
+    if want_idx:
+        g1, g2 = f_gap, 2 * f_gap  # the winning tap's index offset, selected (not multiplied)
+        for t in range(n):
+            m, v = buf[np.uint64(a0 + t)], buf[np.uint64(a1 + t)]
+            m, g = (v, g1) if _later_wins(as_key(v), as_key(m), nan_takes, hold, nan_bottom) else (m, 0)
+            v = buf[np.uint64(a2 + t)]
+            m, g = (v, g2) if _later_wins(as_key(v), as_key(m), nan_takes, hold, nan_bottom) else (m, g)
+            buf[np.uint64(o + t)] = m
+            bufi[np.uint64(o + t)] = f + t * f_step + g
+    else:
+        for t in range(n):
+            m, v = buf[np.uint64(a0 + t)], buf[np.uint64(a1 + t)]
+            m = v if _later_wins(as_key(v), as_key(m), nan_takes, hold, nan_bottom) else m
+            v = buf[np.uint64(a2 + t)]
+            buf[np.uint64(o + t)] = v if _later_wins(as_key(v), as_key(m), nan_takes, hold, nan_bottom) else m
+
+
+@kernel
+def _fold_rows(val, vali, at, gap, k, dst, dsti, d0, count, never, clean, want_idx, nan_takes, hold,
+               nan_bottom):  # type: ignore[no-untyped-def]
+    """dst[d0 + t] = the fold of val[at + j*gap + t] over taps j < k (``never`` if k = 0), indices
+    carried from vali, for t < count; ``clean``: those taps hold no NaN. Three taps in the first
+    pass, two in each later one (a tap past the last is the last again: folded twice, a tap
+    changes nothing)."""
+    if k <= 0:
+        for t in range(count):
+            dst[np.uint64(d0 + t)] = never
+        return
+    if nan_free(val) or clean:
+        nan_takes, hold, nan_bottom = False, False, False
+    plain = not (nan_takes or hold or nan_bottom)
+    ja = 1
+    while ja < k or ja == 1:
+        jb = min(ja + 1, k - 1)
+        a, b = at + min(ja, k - 1) * gap, at + jb * gap
+        # The running maxima start from tap 0 in the first pass, then from dst itself. The seed is
+        # the same array as val or dst at each call site: six arrays that might overlap needed more
+        # overlap checks than LLVM makes, and the loop with indices stayed scalar (1.3x slower).
+        if ja == 1 and plain:
+            _fold_pass(val, vali, at, val, vali, a, b, dst, dsti, d0, count, want_idx, False, False, False)
+        elif ja == 1:
+            _fold_pass(val, vali, at, val, vali, a, b, dst, dsti, d0, count, want_idx, nan_takes, hold, nan_bottom)
+        elif plain:
+            _fold_pass(dst, dsti, d0, val, vali, a, b, dst, dsti, d0, count, want_idx, False, False, False)
+        else:
+            _fold_pass(dst, dsti, d0, val, vali, a, b, dst, dsti, d0, count, want_idx, nan_takes, hold, nan_bottom)
+        ja = max(jb + 1, 2)
+
+
+@njit(inline="always")
+def _fold_pass(seed, seedi, s0, val, vali, a, b, dst, dsti, d0, count, want_idx, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
+    """dst[d0 + t] = the fold of seed[s0 + t], val[a + t], val[b + t], indices carried."""
+    if want_idx:
+        # Indices are loaded whether they win or not: a load under the condition became a scalar loop.
+        for t in range(count):
+            m, mi = seed[np.uint64(s0 + t)], seedi[np.uint64(s0 + t)]
+            v, vi = val[np.uint64(a + t)], vali[np.uint64(a + t)]
+            m, mi = (v, vi) if _later_wins(as_key(v), as_key(m), nan_takes, hold, nan_bottom) else (m, mi)
+            v, vi = val[np.uint64(b + t)], vali[np.uint64(b + t)]
+            take = _later_wins(as_key(v), as_key(m), nan_takes, hold, nan_bottom)
+            dst[np.uint64(d0 + t)], dsti[np.uint64(d0 + t)] = (v, vi) if take else (m, mi)
+    else:
+        for t in range(count):
+            m = seed[np.uint64(s0 + t)]
+            v = val[np.uint64(a + t)]
+            m = v if _later_wins(as_key(v), as_key(m), nan_takes, hold, nan_bottom) else m
+            v = val[np.uint64(b + t)]
+            dst[np.uint64(d0 + t)] = v if _later_wins(as_key(v), as_key(m), nan_takes, hold, nan_bottom) else m
+
+
+@njit(inline="always")
+def _fold_one(flat, at, xs_w, s0, first, end, dw, dst, dsti, o, f0, st_w, never, want_idx, nan_takes, hold,
+              nan_bottom):  # type: ignore[no-untyped-def]
+    """dst[o] = the fold of one window's in-range w taps of the row at ``at`` (``never`` if none)."""
+    if first >= end:
+        dst[o] = never
+        if want_idx:
+            dsti[o] = 0
+        return
+    pos = s0 + first * dw
+    m, mi = flat[np.uint64(at + pos * xs_w)], f0 + pos * st_w
+    for j in range(first + 1, end):
+        pos = s0 + j * dw
+        v = flat[np.uint64(at + pos * xs_w)]
+        if _later_wins(as_key(v), as_key(m), nan_takes, hold, nan_bottom):
+            m, mi = v, f0 + pos * st_w
+    dst[o] = m
+    if want_idx:
+        dsti[o] = mi
+
+
+@kernel
+def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
+    _, n_chan, out_d, out_h, out_w = out.shape
+    want_idx, _, nan_takes, hold = _rules(p)
+    nan_bottom = not nan_takes
+    off_n, off_c, st_d, st_h, st_w, _, _ = _index_params(p)
+    in_d, in_h = p[15], p[16]
+    sw, w_lo, w_hi = p[24], p[29], p[30]
+    dd, dh, dw = dil[0], dil[1], dil[2]
+    xs_n, xs_c, xs_d, xs_h, xs_w = xst[0], xst[1], xst[2], xst[3], xst[4]
+    never = empty[1]
+    o_all = out.reshape(-1)
+    oi_all = idx.reshape(-1)
+    plane_out = out_d * out_h * out_w
+    rows = in_d * in_h
+    # Scratch: the w pass's rows (rows x out_w), then (3-D) the h pass's results (in_d x out_h x out_w).
+    # With one d position the h pass writes the output plane itself.
+    one_d = in_d == 1 and out_d == 1
+    hb = rows * out_w
+    slab = out_h * out_w
+    tb = hb + (0 if one_d else in_d * slab)  # _fold_w3's chunk of taps
+    any_empty = False  # some output window lacks in-range taps on some axis
+    for axis in range(3):
+        for o_ in range((out_d, out_h, out_w)[axis]):
+            any_empty = any_empty or win[axis, 1, o_] >= win[axis, 2, o_]
+    # Border columns: every column when no output has all its w taps in range.
+    lo_end, hi_start = (w_lo, w_hi) if w_hi > w_lo else (out_w, out_w)
+    s0w = win[2, 0, 0]
+    # The w pass as one loop over all rows: rows (and their indices) follow each other every sw*out_w.
+    long_w = (hi_start > lo_end and xs_h == sw * out_w * xs_w and (in_d == 1 or xs_d == in_h * xs_h)
+              and (not want_idx or (st_h == sw * out_w * st_w and (in_d == 1 or st_d == in_h * st_h))))
+    for plane_no in range(row_lo, row_hi):
+        n = plane_no // n_chan
+        c = plane_no % n_chan
+        plane = xoff + n * xs_n + c * xs_c
+        ob = plane_no * plane_out
+        base = n * off_n + c * off_c
+        if long_w:
+            count = (rows - 1) * out_w + hi_start - lo_end
+            pos = s0w + lo_end * sw
+            _fold_w3(flat, plane + pos * xs_w, sw * xs_w, xs_w, work, iwork, lo_end, count, pos * st_w, sw * st_w,
+                     st_w, tb, want_idx, nan_takes, hold, nan_bottom)
+        for r in range(rows):
+            d, h = r // in_h, r % in_h
+            at = plane + d * xs_d + h * xs_h
+            fr = d * st_d + h * st_h
+            if not long_w and hi_start > lo_end:
+                pos = s0w + lo_end * sw
+                _fold_w3(flat, at + pos * xs_w, sw * xs_w, xs_w, work, iwork, r * out_w + lo_end, hi_start - lo_end,
+                         fr + pos * st_w, sw * st_w, st_w, tb, want_idx, nan_takes, hold, nan_bottom)
+            for ow in range(lo_end):
+                _fold_one(flat, at, xs_w, win[2, 0, ow], win[2, 1, ow], win[2, 2, ow], dw, work, iwork,
+                          r * out_w + ow, fr, st_w, never, want_idx, nan_takes, hold, nan_bottom)
+            for ow in range(hi_start, out_w):
+                _fold_one(flat, at, xs_w, win[2, 0, ow], win[2, 1, ow], win[2, 2, ow], dw, work, iwork,
+                          r * out_w + ow, fr, st_w, never, want_idx, nan_takes, hold, nan_bottom)
+        # No NaN among the w results: the h and d passes fold by the plain rule.
+        nans = 0
+        for i in range(rows * out_w):
+            kv = as_key(work[i])
+            nans += kv != kv
+        clean = nans == 0
+        # h pass: per d position, each output row folds its in-range input rows.
+        for d in range(in_d):
+            for oh in range(out_h):
+                first, end = win[1, 1, oh], win[1, 2, oh]
+                at = (d * in_h + win[1, 0, oh] + first * dh) * out_w
+                if one_d:
+                    _fold_rows(work, iwork, at, dh * out_w, end - first, o_all, oi_all, ob + oh * out_w, out_w,
+                               never, clean, want_idx, nan_takes, hold, nan_bottom)
+                else:
+                    _fold_rows(work, iwork, at, dh * out_w, end - first, work, iwork, hb + d * slab + oh * out_w,
+                               out_w, never, clean, want_idx, nan_takes, hold, nan_bottom)
+        if not one_d:  # d pass: each output slab folds its in-range h results
+            for od in range(out_d):
+                first, end = win[0, 1, od], win[0, 2, od]
+                at = hb + (win[0, 0, od] + first * dd) * slab
+                _fold_rows(work, iwork, at, dd * slab, end - first, o_all, oi_all, ob + od * slab, slab, never,
+                           clean, want_idx, nan_takes, hold, nan_bottom)
+        o = o_all[ob:ob + plane_out]
+        oi = oi_all[ob:ob + plane_out] if want_idx else oi_all
+        _finish_plane(o, oi, flat, plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h, out_w, p, empty, base,
+                      any_empty)
+
+
+def folds_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
+    """(elements, int64s) of scratch ``pool_folds`` takes per thread (see its layout)."""
+    _, _, in_d, in_h, _ = in5
+    _, _, out_d, out_h, out_w = out5
+    one_d = in_d == 1 and out_d == 1
+    elements = in_d * in_h * out_w + (0 if one_d else in_d * out_h * out_w)
+    return elements + 3 * CHUNK + 2, elements if int(p[0]) else 1
