@@ -255,6 +255,9 @@ def test_threads_follow_numba_thread_count(monkeypatch: pytest.MonkeyPatch) -> N
 LOOP_CASES = {
     "pool_separable": ((2, 3, 40, 37), dict(kernel=(15, 13), strides=(1, 1), pads_begin=(7, 9),
                                             pads_end=(7, 0), dilations=(1, 2))),
+    # 3-D: running maxima along d (5 taps) and h (6), clipped by pads at both ends; w by tables.
+    "pool_separable (3-D)": ((1, 2, 9, 12, 21), dict(kernel=(5, 6, 9), strides=(1, 2, 1), pads_begin=(2, 3, 4),
+                                                     pads_end=(4, 1, 2), dilations=(1, 1, 2), rounding_type="ceil")),
     # NXC, 10 channels: gathered in blocks of 8, the last one partial.
     "pool_separable (channel blocks)": ((1, 10, 40, 45), dict(kernel=(15, 14), strides=(1, 1), pads_begin=(7, 3),
                                                               pads_end=(5, 6))),

@@ -1,5 +1,6 @@
-"""Large windows: separable passes over sparse tables of maxima, a cost per output that does not
-grow with the kernel size.
+"""Large windows: separable passes per axis, a cost per output that does not grow with the kernel
+size (w along each row through sparse tables of maxima; h and d, vectorized across a strip of
+lanes, by van Herk/Gil-Werman running maxima when taps are adjacent, else through tables).
 
 Row-major order is lexicographic, so reducing the innermost axis first (w, then h, then d) keeps the
 first-maximum rule, provided each pass combines an *earlier* and a *later* partial result with a
@@ -15,7 +16,9 @@ Per axis, level t of the table holds, at position p, the fold of the taps p, p+d
 A window of c in-range taps starting at p0 is combine(level_t[p0], level_t[p0 + (c - 2**t)*d]) with
 2**t <= c < 2**(t+1): two overlapping halves (the combine is idempotent). Building level t+1 from
 level t is one contiguous, vectorized pass over the (positions x lanes) array.
-Cost per plane: O(plane * log2(k)) per axis, against O(plane * k) for the direct loop.
+Cost per plane: O(plane * log2(k)) per axis (O(plane) by running maxima), against O(plane * k) for
+the direct loop. (Running maxima along a row are a serial chain, one element at a time: the w pass
+keeps its tables, which vectorize along the row.)
 """
 
 from __future__ import annotations
@@ -36,6 +39,14 @@ def _later_wins(kv, km, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped
 
 # Lanes per strip of the h and d passes: (levels) x (positions) x STRIP values and indices in L2.
 STRIP = 64
+# Lanes per strip of van Herk/Gil-Werman (two arrays of positions x lanes): wider strips, fewer calls.
+STRIP_RUNNING = 256
+
+
+@njit(inline="always")
+def _strip_size(n, lanes, top):  # type: ignore[no-untyped-def]
+    """Scratch of a strip pass over (n positions x lanes): a sparse table or the running maxima."""
+    return n * max((top + 1) * min(STRIP, lanes), 2 * min(STRIP_RUNNING, lanes))
 
 
 @njit(inline="always")
@@ -120,10 +131,17 @@ def _query_row(val, idx, n, dil, stride, start, first, end, n_out, lo, hi, k, ou
 
 
 @njit(inline="always")
-def _strip_pass(val, idx, src, n, lanes, tab, dil, top, start, first, end, n_out, out, outi, o0,
+def _strip_pass(val, idx, src, n, lanes, tab, dil, top, k, start, first, end, n_out, out, outi, o0,
                 want_idx, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
     """Reduce (n positions x lanes) at ``src`` along the positions into (n_out x lanes) at ``o0``
-    of ``out``, STRIP lanes at a time through a table at ``tab``."""
+    of ``out``, STRIP lanes at a time: by van Herk/Gil-Werman's running maxima for windows of k >= 4
+    adjacent taps, otherwise through a sparse table at ``tab``."""
+    if dil == 1 and top >= 2:
+        for c0 in range(0, lanes, STRIP_RUNNING):
+            cs = min(STRIP_RUNNING, lanes - c0)
+            _running_pass(val, idx, src + c0, lanes, n, cs, tab, k, start, first, end, n_out, out, outi,
+                          o0 + c0, lanes, want_idx, nan_takes, hold, nan_bottom)
+        return
     for c0 in range(0, lanes, STRIP):
         cs = min(STRIP, lanes - c0)
         for pos in range(n):
@@ -136,6 +154,46 @@ def _strip_pass(val, idx, src, n, lanes, tab, dil, top, start, first, end, n_out
         _levels(val, idx, tab, n, cs, dil, top, want_idx, nan_takes, hold, nan_bottom)
         _query(val, idx, tab, n, cs, dil, start, first, end, 0, n_out, out, outi, o0 + c0, lanes, want_idx,
                nan_takes, hold, nan_bottom)
+
+
+@njit(inline="always")
+def _running_pass(val, idx, src, pstride, n, cs, tab, k, start, first, end, n_out, out, outi, o0, o_stride,
+                  want_idx, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
+    """Van Herk/Gil-Werman over positions in blocks of k (k >= every window's tap count, taps
+    adjacent): g = the running fold from each block's start, h = the running fold to its end
+    (built backwards: the later-wins rule is associative, so the grouping does not matter). A
+    window [lo, hi) spanning two blocks is combine(h[lo], g[hi - 1]). A MaxPool window has k taps
+    unless 0 or n clips it, so one inside a single block starts at the block's start (g[hi - 1])
+    or ends at its end or at n (h[lo]). Three passes whatever k, against a copy, log2(k) table
+    levels and a query. Position p of lane i is val[src + p*pstride + i]."""
+    g, h = tab, tab + n * cs
+    for p in range(n):
+        a = src + p * pstride
+        if p % k == 0:  # a block starts: g = x (a tap folded with itself is itself)
+            _combine_run(val, idx, a, 0, 1, val, idx, g + p * cs, cs, want_idx, nan_takes, hold, nan_bottom)
+        else:
+            e = g + (p - 1) * cs
+            _combine_run(val, idx, e, a - e, 1, val, idx, g + p * cs, cs, want_idx, nan_takes, hold, nan_bottom)
+    for p in range(n - 1, -1, -1):
+        a = src + p * pstride
+        if p % k == k - 1 or p == n - 1:
+            _combine_run(val, idx, a, 0, 1, val, idx, h + p * cs, cs, want_idx, nan_takes, hold, nan_bottom)
+        else:
+            _combine_run(val, idx, a, h + (p + 1) * cs - a, 1, val, idx, h + p * cs, cs, want_idx, nan_takes, hold,
+                         nan_bottom)
+    for o in range(n_out):
+        lo, hi = start[o] + first[o], start[o] + end[o]
+        at = o0 + o * o_stride
+        if hi <= lo:
+            continue
+        if lo // k != (hi - 1) // k:
+            a = h + lo * cs
+            _combine_run(val, idx, a, g + (hi - 1) * cs - a, 1, out, outi, at, cs, want_idx, nan_takes, hold,
+                         nan_bottom)
+        elif lo % k == 0:
+            _combine_run(val, idx, g + (hi - 1) * cs, 0, 1, out, outi, at, cs, want_idx, nan_takes, hold, nan_bottom)
+        else:  # inside one block, not from its start: the window ends at n (see above)
+            _combine_run(val, idx, h + lo * cs, 0, 1, out, outi, at, cs, want_idx, nan_takes, hold, nan_bottom)
 
 
 # Units of work: (n, block of channels). With channels adjacent in memory (NXC), a block's planes
@@ -212,7 +270,7 @@ def _tables_size(p, out_d, out_h, out_w):  # type: ignore[no-untyped-def]
     in_d, in_h, in_w, top_d, top_h, top_w = p[15], p[16], p[17], p[18], p[19], p[20]
     one_d = in_d == 1 and out_d == 1
     return ((top_w + 1) * in_w + in_h * out_w + (0 if one_d else in_d * out_h * out_w)
-            + (top_h + 1) * in_h * min(STRIP, out_w) + (0 if one_d else (top_d + 1) * in_d * min(STRIP, out_h * out_w)))
+            + _strip_size(in_h, out_w, top_h) + (0 if one_d else _strip_size(in_d, out_h * out_w, top_d)))
 
 
 @kernel
@@ -225,7 +283,8 @@ def _separable_plane(src, at_plane, xs_d, xs_h, xs_w, n, c, out, idx, win, dil, 
     top_d, top_h, top_w = p[18], p[19], p[20]
     want_idx, _, nan_takes, hold = _rules(p)
     nan_bottom = not nan_takes
-    sw, w_lo, w_hi, k_w = p[24], p[29], p[30], p[33]
+    sw, w_lo, w_hi = p[24], p[29], p[30]
+    k_d, k_h, k_w = p[31], p[32], p[33]
     any_empty = False  # some output window lacks in-range taps on some axis
     for axis in range(3):
         for o_ in range((out_d, out_h, out_w)[axis]):
@@ -244,7 +303,7 @@ def _separable_plane(src, at_plane, xs_d, xs_h, xs_w, n, c, out, idx, win, dil, 
     hb = (top_w + 1) * in_w
     db = hb + in_h * out_w
     th = db + (0 if one_d else in_d * out_h * out_w)
-    td = th + (top_h + 1) * in_h * min(STRIP, out_w)
+    td = th + _strip_size(in_h, out_w, top_h)
     base = n * off_n + c * off_c
     ob = res if channels_last else (n * n_chan + c) * total
     for d in range(in_d):
@@ -260,13 +319,13 @@ def _separable_plane(src, at_plane, xs_d, xs_h, xs_w, n, c, out, idx, win, dil, 
             _query_row(work, iwork, in_w, dw, sw, win[2, 0], win[2, 1], win[2, 2], out_w, w_lo, w_hi,
                        k_w, work, iwork, hb + h * out_w, want_idx, nan_takes, hold, nan_bottom)
         if one_d:
-            _strip_pass(work, iwork, hb, in_h, out_w, th, dh, top_h, win[1, 0], win[1, 1], win[1, 2],
+            _strip_pass(work, iwork, hb, in_h, out_w, th, dh, top_h, k_h, win[1, 0], win[1, 1], win[1, 2],
                         out_h, o_all, oi_all, ob, want_idx, nan_takes, hold, nan_bottom)
         else:
-            _strip_pass(work, iwork, hb, in_h, out_w, th, dh, top_h, win[1, 0], win[1, 1], win[1, 2],
+            _strip_pass(work, iwork, hb, in_h, out_w, th, dh, top_h, k_h, win[1, 0], win[1, 1], win[1, 2],
                         out_h, work, iwork, db + d * out_h * out_w, want_idx, nan_takes, hold, nan_bottom)
     if not one_d:
-        _strip_pass(work, iwork, db, in_d, out_h * out_w, td, dd, top_d, win[0, 0], win[0, 1],
+        _strip_pass(work, iwork, db, in_d, out_h * out_w, td, dd, top_d, k_d, win[0, 0], win[0, 1],
                     win[0, 2], out_d, o_all, oi_all, ob, want_idx, nan_takes, hold, nan_bottom)
     o = o_all[ob:ob + total]
     oi = oi_all[ob:ob + total] if want_idx else oi_all
