@@ -36,18 +36,20 @@ def _fold_w3(src, at, step, gap, dst, dsti, d0, count, f0, f_step, f_gap, tmp, w
 
     A chunk's taps are first copied to ``tmp`` so that each tap is a unit-stride load there: at
     stride 2 as the even and odd elements (interleaved loads vectorize; strided ones became gathers,
-    the whole pass 1.5x slower than pool_planes), at stride 1 as they are. The copy also counts NaNs."""
+    the whole pass 1.5x slower than pool_planes), at stride 1 as they are. The copy also looks for
+    NaNs (returned: whether any tap was NaN)."""
+    seen = False
     for c0 in range(0, count, CHUNK):
         n = min(CHUNK, count - c0)
         base = at + c0 * step
-        nans = 0
+        nan = False  # (a boolean: an int64 count halved the loop's vector width)
         if step == 2 and gap == 1:  # taps 0, 1, 2 of output t: even t, odd t, even t + 1
             a0, a1, a2 = tmp, tmp + CHUNK + 1, tmp + 1
             for t in range(n):
                 e, o = src[np.uint64(base + 2 * t)], src[np.uint64(base + 2 * t + 1)]
                 dst[np.uint64(a0 + t)], dst[np.uint64(a1 + t)] = e, o
                 ke, ko = as_key(e), as_key(o)
-                nans += (ke != ke) | (ko != ko)
+                nan = nan | (ke != ke) | (ko != ko)
             last = src[np.uint64(base + 2 * n)]
             dst[np.uint64(a0 + n)] = last
         elif step == 1 and gap == 1:  # the chunk's n + 2 inputs as they are
@@ -56,7 +58,7 @@ def _fold_w3(src, at, step, gap, dst, dsti, d0, count, f0, f_step, f_gap, tmp, w
                 v = src[np.uint64(base + t)]
                 dst[np.uint64(a0 + t)] = v
                 kv = as_key(v)
-                nans += kv != kv
+                nan = nan | (kv != kv)
             last = src[np.uint64(base + n + 1)]
             dst[np.uint64(a0 + n + 1)] = last
         else:  # any other layout: the three taps gathered into three rows
@@ -66,14 +68,16 @@ def _fold_w3(src, at, step, gap, dst, dsti, d0, count, f0, f_step, f_gap, tmp, w
                     v = src[np.uint64(base + t * step + j * gap)]
                     dst[np.uint64(a0 + j * CHUNK + t)] = v
                     kv = as_key(v)
-                    nans += kv != kv
+                    nan = nan | (kv != kv)
             last = dst[np.uint64(a0)]
         kl = as_key(last)
         f = f0 + c0 * f_step
-        if nan_free(src) or (nans == 0 and kl == kl):  # the plain rule is the preset's
+        if nan_free(src) or not (nan or kl != kl):  # the plain rule is the preset's
             _fold3(dst, dsti, a0, a1, a2, d0 + c0, n, f, f_step, f_gap, want_idx, False, False, False)
         else:
+            seen = True
             _fold3(dst, dsti, a0, a1, a2, d0 + c0, n, f, f_step, f_gap, want_idx, nan_takes, hold, nan_bottom)
+    return seen
 
 
 @njit(inline="always")
@@ -98,35 +102,38 @@ def _fold3(buf, bufi, a0, a1, a2, o, n, f, f_step, f_gap, want_idx, nan_takes, h
 
 
 @kernel
-def _fold_rows(val, vali, at, gap, k, dst, dsti, d0, count, never, clean, want_idx, nan_takes, hold,
-               nan_bottom):  # type: ignore[no-untyped-def]
-    """dst[d0 + t] = the fold of val[at + j*gap + t] over taps j < k (``never`` if k = 0), indices
-    carried from vali, for t < count; ``clean``: those taps hold no NaN. Three taps in the first
-    pass, two in each later one (a tap past the last is the last again: folded twice, a tap
-    changes nothing)."""
-    if k <= 0:
-        for t in range(count):
-            dst[np.uint64(d0 + t)] = never
-        return
+def _fold_rows(val, vali, at, at_step, gap, k, dst, dsti, d0, d_step, count, n_rows, never, clean, want_idx,
+               nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
+    """For rows r < n_rows: dst[d0 + r*d_step + t] = the fold of val[at + r*at_step + j*gap + t]
+    over taps j < k (``never`` if k = 0), indices carried from vali, for t < count. ``clean``: those
+    taps hold no NaN. Three taps in the first pass, two in each later one (a tap past the last is
+    the last again: folded twice, a tap changes nothing). Many rows per call: a call per output
+    row of the stem (15 arguments on the stack) was 8% of its time."""
     if nan_free(val) or clean:
         nan_takes, hold, nan_bottom = False, False, False
     plain = not (nan_takes or hold or nan_bottom)
-    ja = 1
-    while ja < k or ja == 1:
-        jb = min(ja + 1, k - 1)
-        a, b = at + min(ja, k - 1) * gap, at + jb * gap
-        # The running maxima start from tap 0 in the first pass, then from dst itself. The seed is
-        # the same array as val or dst at each call site: six arrays that might overlap needed more
-        # overlap checks than LLVM makes, and the loop with indices stayed scalar (1.3x slower).
-        if ja == 1 and plain:
-            _fold_pass(val, vali, at, val, vali, a, b, dst, dsti, d0, count, want_idx, False, False, False)
-        elif ja == 1:
-            _fold_pass(val, vali, at, val, vali, a, b, dst, dsti, d0, count, want_idx, nan_takes, hold, nan_bottom)
-        elif plain:
-            _fold_pass(dst, dsti, d0, val, vali, a, b, dst, dsti, d0, count, want_idx, False, False, False)
-        else:
-            _fold_pass(dst, dsti, d0, val, vali, a, b, dst, dsti, d0, count, want_idx, nan_takes, hold, nan_bottom)
-        ja = max(jb + 1, 2)
+    for r in range(n_rows):
+        a0, o = at + r * at_step, d0 + r * d_step
+        if k <= 0:
+            for t in range(count):
+                dst[np.uint64(o + t)] = never
+            continue
+        ja = 1
+        while ja < k or ja == 1:
+            jb = min(ja + 1, k - 1)
+            a, b = a0 + min(ja, k - 1) * gap, a0 + jb * gap
+            # The running maxima start from tap 0 in the first pass, then from dst itself. The seed
+            # is the same array as val or dst at each call site: six arrays that might overlap
+            # needed more overlap checks than LLVM makes, and the loop with indices stayed scalar.
+            if ja == 1 and plain:
+                _fold_pass(val, vali, a0, val, vali, a, b, dst, dsti, o, count, want_idx, False, False, False)
+            elif ja == 1:
+                _fold_pass(val, vali, a0, val, vali, a, b, dst, dsti, o, count, want_idx, nan_takes, hold, nan_bottom)
+            elif plain:
+                _fold_pass(dst, dsti, o, val, vali, a, b, dst, dsti, o, count, want_idx, False, False, False)
+            else:
+                _fold_pass(dst, dsti, o, val, vali, a, b, dst, dsti, o, count, want_idx, nan_takes, hold, nan_bottom)
+            ja = max(jb + 1, 2)
 
 
 @njit(inline="always")
@@ -153,22 +160,28 @@ def _fold_pass(seed, seedi, s0, val, vali, a, b, dst, dsti, d0, count, want_idx,
 @njit(inline="always")
 def _fold_one(flat, at, xs_w, s0, first, end, dw, dst, dsti, o, f0, st_w, never, want_idx, nan_takes, hold,
               nan_bottom):  # type: ignore[no-untyped-def]
-    """dst[o] = the fold of one window's in-range w taps of the row at ``at`` (``never`` if none)."""
+    """dst[o] = the fold of one window's in-range w taps of the row at ``at`` (``never`` if none);
+    returns whether a tap was NaN."""
     if first >= end:
         dst[o] = never
         if want_idx:
             dsti[o] = 0
-        return
+        return False
     pos = s0 + first * dw
     m, mi = flat[np.uint64(at + pos * xs_w)], f0 + pos * st_w
+    km = as_key(m)
+    nan = km != km
     for j in range(first + 1, end):
         pos = s0 + j * dw
         v = flat[np.uint64(at + pos * xs_w)]
-        if _later_wins(as_key(v), as_key(m), nan_takes, hold, nan_bottom):
+        kv = as_key(v)
+        nan |= kv != kv
+        if _later_wins(kv, as_key(m), nan_takes, hold, nan_bottom):
             m, mi = v, f0 + pos * st_w
     dst[o] = m
     if want_idx:
         dsti[o] = mi
+    return nan
 
 
 @kernel
@@ -178,7 +191,11 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
     nan_bottom = not nan_takes
     off_n, off_c, st_d, st_h, st_w, _, _ = _index_params(p)
     in_d, in_h = p[15], p[16]
-    sw, w_lo, w_hi = p[24], p[29], p[30]
+    sd, sh, sw = p[22], p[23], p[24]
+    d_lo, d_hi, h_lo, h_hi, w_lo, w_hi = p[25], p[26], p[27], p[28], p[29], p[30]
+    # Rows and slabs with all their taps: the interior (an empty one starts past the end).
+    d_lo = d_lo if d_hi > d_lo else out_d
+    h_lo = h_lo if h_hi > h_lo else out_h
     dd, dh, dw = dil[0], dil[1], dil[2]
     xs_n, xs_c, xs_d, xs_h, xs_w = xst[0], xst[1], xst[2], xst[3], xst[4]
     never = empty[1]
@@ -208,48 +225,56 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
         plane = xoff + n * xs_n + c * xs_c
         ob = plane_no * plane_out
         base = n * off_n + c * off_c
+        nan_long = False
         if long_w:
             count = (rows - 1) * out_w + hi_start - lo_end
             pos = s0w + lo_end * sw
-            _fold_w3(flat, plane + pos * xs_w, sw * xs_w, xs_w, work, iwork, lo_end, count, pos * st_w, sw * st_w,
-                     st_w, tb, want_idx, nan_takes, hold, nan_bottom)
-        for r in range(rows):
-            d, h = r // in_h, r % in_h
-            at = plane + d * xs_d + h * xs_h
-            fr = d * st_d + h * st_h
-            if not long_w and hi_start > lo_end:
-                pos = s0w + lo_end * sw
-                _fold_w3(flat, at + pos * xs_w, sw * xs_w, xs_w, work, iwork, r * out_w + lo_end, hi_start - lo_end,
-                         fr + pos * st_w, sw * st_w, st_w, tb, want_idx, nan_takes, hold, nan_bottom)
-            for ow in range(lo_end):
-                _fold_one(flat, at, xs_w, win[2, 0, ow], win[2, 1, ow], win[2, 2, ow], dw, work, iwork,
-                          r * out_w + ow, fr, st_w, never, want_idx, nan_takes, hold, nan_bottom)
-            for ow in range(hi_start, out_w):
-                _fold_one(flat, at, xs_w, win[2, 0, ow], win[2, 1, ow], win[2, 2, ow], dw, work, iwork,
-                          r * out_w + ow, fr, st_w, never, want_idx, nan_takes, hold, nan_bottom)
-        # No NaN among the w results: the h and d passes fold by the plain rule.
-        nans = 0
-        for i in range(rows * out_w):
-            kv = as_key(work[i])
-            nans += kv != kv
-        clean = nans == 0
-        # h pass: per d position, each output row folds its in-range input rows.
+            nan_long = _fold_w3(flat, plane + pos * xs_w, sw * xs_w, xs_w, work, iwork, lo_end, count, pos * st_w,
+                                sw * st_w, st_w, tb, want_idx, nan_takes, hold, nan_bottom)
+        nan = False  # some w tap was NaN: then the h and d passes need the preset's rule
         for d in range(in_d):
-            for oh in range(out_h):
+            for h in range(in_h):
+                r = d * in_h + h
+                at = plane + d * xs_d + h * xs_h
+                fr = d * st_d + h * st_h
+                if not long_w and hi_start > lo_end:
+                    pos = s0w + lo_end * sw
+                    nan |= _fold_w3(flat, at + pos * xs_w, sw * xs_w, xs_w, work, iwork, r * out_w + lo_end,
+                                    hi_start - lo_end, fr + pos * st_w, sw * st_w, st_w, tb, want_idx, nan_takes, hold,
+                                    nan_bottom)
+                for ow in range(lo_end):
+                    nan |= _fold_one(flat, at, xs_w, win[2, 0, ow], win[2, 1, ow], win[2, 2, ow], dw, work, iwork,
+                                     r * out_w + ow, fr, st_w, never, want_idx, nan_takes, hold, nan_bottom)
+                for ow in range(hi_start, out_w):
+                    nan |= _fold_one(flat, at, xs_w, win[2, 0, ow], win[2, 1, ow], win[2, 2, ow], dw, work, iwork,
+                                     r * out_w + ow, fr, st_w, never, want_idx, nan_takes, hold, nan_bottom)
+        clean = not (nan or nan_long)
+        # h pass: per d position, each output row folds its in-range input rows; rows with all
+        # k_h taps in one call.
+        for d in range(in_d):
+            r_at = d * in_h * out_w
+            oh = 0
+            while oh < out_h:
+                n_rows = h_hi - oh if oh == h_lo else 1
                 first, end = win[1, 1, oh], win[1, 2, oh]
-                at = (d * in_h + win[1, 0, oh] + first * dh) * out_w
+                at = r_at + (win[1, 0, oh] + first * dh) * out_w
                 if one_d:
-                    _fold_rows(work, iwork, at, dh * out_w, end - first, o_all, oi_all, ob + oh * out_w, out_w,
-                               never, clean, want_idx, nan_takes, hold, nan_bottom)
+                    _fold_rows(work, iwork, at, sh * out_w, dh * out_w, end - first, o_all, oi_all, ob + oh * out_w,
+                               out_w, out_w, n_rows, never, clean, want_idx, nan_takes, hold, nan_bottom)
                 else:
-                    _fold_rows(work, iwork, at, dh * out_w, end - first, work, iwork, hb + d * slab + oh * out_w,
-                               out_w, never, clean, want_idx, nan_takes, hold, nan_bottom)
-        if not one_d:  # d pass: each output slab folds its in-range h results
-            for od in range(out_d):
+                    _fold_rows(work, iwork, at, sh * out_w, dh * out_w, end - first, work, iwork,
+                               hb + d * slab + oh * out_w, out_w, out_w, n_rows, never, clean, want_idx, nan_takes,
+                               hold, nan_bottom)
+                oh += n_rows
+        if not one_d:  # d pass: each output slab folds its in-range h results, inner ones in one call
+            od = 0
+            while od < out_d:
+                n_rows = d_hi - od if od == d_lo else 1
                 first, end = win[0, 1, od], win[0, 2, od]
                 at = hb + (win[0, 0, od] + first * dd) * slab
-                _fold_rows(work, iwork, at, dd * slab, end - first, o_all, oi_all, ob + od * slab, slab, never,
-                           clean, want_idx, nan_takes, hold, nan_bottom)
+                _fold_rows(work, iwork, at, sd * slab, dd * slab, end - first, o_all, oi_all, ob + od * slab, slab,
+                           slab, n_rows, never, clean, want_idx, nan_takes, hold, nan_bottom)
+                od += n_rows
         o = o_all[ob:ob + plane_out]
         oi = oi_all[ob:ob + plane_out] if want_idx else oi_all
         _finish_plane(o, oi, flat, plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h, out_w, p, empty, base,
