@@ -258,9 +258,17 @@ LOOP_CASES = {
     # 3-D: running maxima along d (5 taps) and h (6), clipped by pads at both ends; w by tables.
     "pool_separable (3-D)": ((1, 2, 9, 12, 21), dict(kernel=(5, 6, 9), strides=(1, 2, 1), pads_begin=(2, 3, 4),
                                                      pads_end=(4, 1, 2), dilations=(1, 1, 2), rounding_type="ceil")),
-    # NXC, 10 channels: gathered in blocks of 8, the last one partial.
-    "pool_separable (channel blocks)": ((1, 10, 40, 45), dict(kernel=(15, 14), strides=(1, 1), pads_begin=(7, 3),
-                                                              pads_end=(5, 6))),
+    # 3-D NXC, 10 channels: gathered in blocks of 8, the last one partial.
+    "pool_separable (channel blocks)": ((1, 10, 3, 20, 22), dict(kernel=(3, 15, 14), strides=(1, 1, 1),
+                                                                 pads_begin=(1, 7, 3), pads_end=(1, 5, 6))),
+    # 1-D and 2-D NXC: bands of output rows, channels as lanes. Bands of 4 rows here (patched below),
+    # the last one partial; stride 1 takes a run of outputs per query, stride 2 a window at a time;
+    # an empty window (pad past the kernel) and dilation.
+    "pool_separable_nxc": ((2, 5, 30, 41), dict(kernel=(7, 9), strides=(1, 1), pads_begin=(3, 9),
+                                                pads_end=(6, 2), dilations=(1, 1))),
+    "pool_separable_nxc (strides)": ((1, 3, 27, 36), dict(kernel=(9, 11), strides=(1, 2), pads_begin=(2, 5),
+                                                          pads_end=(3, 10), dilations=(2, 1), rounding_type="ceil")),
+    "pool_separable_nxc (1-D)": ((2, 7, 50), dict(kernel=(15,), strides=(1,), pads_begin=(7,), pads_end=(7,))),
     "pool_width_inner": ((1, 2, 3, 700), dict(kernel=(2, 5), strides=(1, 1), pads_begin=(1, 4),
                                               pads_end=(1, 2), dilations=(1, 2))),
     # One and two w taps: the seeding pass alone, and one pair.
@@ -316,7 +324,12 @@ def test_each_loop_matches_reference(loop: str, preset: str, monkeypatch: pytest
     monkeypatch.setattr(_launch, "_compiled", lambda kernel, dtype: chosen.append(kernel) or real(kernel, dtype))
     shape, attrs = LOOP_CASES[loop]
     name = loop.split()[0]
-    layouts = ["NXC"] if name.startswith("pool_channel") else (["NCX", "NXC"] if name == "pool_separable" else ["NCX"])
+    if name.startswith("pool_channel") or name == "pool_separable_nxc":
+        layouts = ["NXC"]
+    else:  # (2-D NXC data with large windows takes pool_separable_nxc; 3-D stays with pool_separable)
+        layouts = ["NCX", "NXC"] if name == "pool_separable" and len(shape) == 5 else ["NCX"]
+    if name == "pool_separable_nxc":  # bands of 4 output rows: several per image, the last partial
+        monkeypatch.setattr(_launch, "_band_rows", lambda geom, bounds: 4)
     rng = np.random.default_rng(7)
     # pool_folds does not take f16 and bf16 (their loads convert keys: planes were faster).
     dtypes = [d for d in DTYPES if d not in (np.float16, ml_dtypes.bfloat16)] if name == "pool_folds" else DTYPES

@@ -34,6 +34,7 @@ from ._loops import (
 )
 from ._planes import planes_fit, planes_scratch, pool_planes
 from ._separable import pool_separable, separable_scratch
+from ._separable_nxc import pool_separable_nxc, separable_nxc_scratch
 
 __all__ = ["adaptive_max_pool_numba", "max_pool_numba"]
 
@@ -62,7 +63,8 @@ _MIN_PARALLEL_OUTPUTS = 1 << 14
 _SCRATCH = {pool_channels_inner: channels_inner_scratch, pool_channel_runs: channel_runs_scratch,
             pool_width_inner: width_inner_scratch,
             pool_planes: planes_scratch, pool_folds: folds_scratch,
-            pool_separable: separable_scratch, adaptive_width_inner: adaptive_scratch}
+            pool_separable: separable_scratch, pool_separable_nxc: separable_nxc_scratch,
+            adaptive_width_inner: adaptive_scratch}
 
 Result = tuple[np.ndarray, np.ndarray | None]
 Bounds = list[tuple[np.ndarray, np.ndarray, np.ndarray]]
@@ -161,8 +163,9 @@ def _separable_pays(x: np.ndarray, geom: PoolGeometry, bounds: Bounds) -> bool:
     """Whether separable tables beat the direct loop: estimated element operations of each.
 
     Direct: every output visits every tap. Separable: each pass touches its input (the previous
-    pass's output) once per table level, plus a query and a copy. With channels adjacent in memory
-    the separable passes gather strided rows and lose the channels' vectorization: ask for more.
+    pass's output) once per table level, plus a query and a copy. Margins from side-by-side runs:
+    1-D and 2-D NXC data (pool_separable_nxc, channels as lanes) won from k5 (C=16, 1.8x) and k7
+    (C=64, 1.5x); 3-D NXC gathers channels' planes first (strided reads): ask for more.
     """
     if geom.plane_size > _SEPARABLE_MAX_PLANE:
         return False
@@ -173,13 +176,23 @@ def _separable_pays(x: np.ndarray, geom: PoolGeometry, bounds: Bounds) -> bool:
         levels = int(np.max(bounds[axis][2] - bounds[axis][1], initial=1)).bit_length()
         separable += math.prod(sizes) * (levels + 2)
         sizes[axis] = geom.out_size[axis]
-    margin = 8 if _channels_adjacent(x, geom) else 3
+    margin = (2 if len(geom.in_size) <= 2 else 8) if _channels_adjacent(x, geom) else 3
     return separable * margin < direct
 
 
 def _gather_block(geom: _Planes) -> int:
     """Channels pool_separable gathers together on NXC data: up to 8, about 2**20 elements."""
     return max(1, min(geom.channels, 8, (1 << 20) // max(geom.plane_size, 1)))
+
+
+def _band_rows(geom: PoolGeometry, bounds: Bounds) -> int:
+    """Output rows per unit of pool_separable_nxc: its band's w results (input rows x out_w x C)
+    stay within about 2**19 elements, 2 MB of f32 in L2 (the halo of k_h - 1 input rows is folded
+    along w again by the next band)."""
+    row = geom.out_size[-1] * geom.channels
+    halo = (geom.kernel[-2] - 1) * geom.dilations[-2] if len(geom.in_size) == 2 else 0
+    stride = geom.strides[-2] if len(geom.in_size) == 2 else 1
+    return max(1, ((1 << 19) // max(row, 1) - halo) // stride)
 
 
 def _channels_adjacent(x: np.ndarray, geom: _Planes) -> bool:
@@ -242,7 +255,12 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
     out5 = np.empty(out_shape, storage)
     idx5 = np.empty(out_shape, np.int64) if index_dtype is not None else _NO_INDICES
     # Separable on NXC data gathers this many channels' planes at a time (see pool_separable).
+    # Large windows on NXC data: 1-D and 2-D by bands of output rows with channels as lanes; 3-D
+    # gathers this many channels' planes at a time (see pool_separable).
+    nxc_bands = separable and _channels_adjacent(x, geom) and len(geom.in_size) <= 2
     block = _gather_block(geom) if separable and _channels_adjacent(x, geom) else 1
+    if nxc_bands:
+        block = _band_rows(geom, bounds)
     if out5.size:
         # The empty-window value, and a value no tap can win against (pool_planes' margins).
         empty = np.array([preset.empty_value_for(x.dtype), _never_wins(x.dtype)], x.dtype).view(storage)
@@ -261,7 +279,9 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
         flat, offset, strides = _flat_view(x5)
         args = (flat, offset, strides, out5, idx5, _windows(bounds), dil, p, empty)
         planes = geom.batch * geom.channels  # units of work of the per-plane kernels
-        if separable:
+        if nxc_bands:
+            kernel, rows = pool_separable_nxc, geom.batch * -(-out_shape[2] // block)
+        elif separable:
             kernel, rows = pool_separable, geom.batch * -(-geom.channels // block)
         elif channels_inner:
             # MaxPool's regular windows over few unit-stride channels: a tap per run of outputs.
