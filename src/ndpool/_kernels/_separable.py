@@ -97,7 +97,7 @@ def _level_of(c):  # type: ignore[no-untyped-def]
     return t
 
 
-@njit(inline="always")
+@kernel  # compiled once and called (a loop of calls itself: inlining saved nothing)
 def _query(val, idx, base, n, lanes, dil, start, first, end, o_lo, o_hi, out, outi, o0, o_stride, want_idx,
            nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
     """out[o0 + o*o_stride + i] = the fold over window o's in-range taps, for each lane i and
@@ -130,7 +130,7 @@ def _query_row(val, idx, n, dil, stride, start, first, end, n_out, lo, hi, k, ou
            nan_takes, hold, nan_bottom)
 
 
-@njit(inline="always")
+@kernel  # compiled once and called: inlined at its four call sites it took 8 s more to compile
 def _strip_pass(val, idx, src, n, lanes, tab, dil, top, k, start, first, end, n_out, out, outi, o0,
                 want_idx, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
     """Reduce (n positions x lanes) at ``src`` along the positions into (n_out x lanes) at ``o0``
@@ -332,7 +332,7 @@ def _separable_plane(src, at_plane, xs_d, xs_h, xs_w, n, c, out, idx, win, dil, 
     _finish_plane(o, oi, src, at_plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h, out_w, p, empty, base, any_empty)
 
 
-@njit(inline="always")
+@kernel  # called once per plane; shared by pool_separable and pool_folds
 def _finish_plane(o, oi, src, at_plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h, out_w, p, empty, base, any_empty):  # type: ignore[no-untyped-def]
     """A plane's outputs ``o`` (indices ``oi`` relative to the plane) folded by the later-wins rule
     become the preset's: its start, the onnx first tap, the plane's index offset, empty windows. The

@@ -1,0 +1,60 @@
+"""Compile the kernels for every element type ahead of use, in parallel processes.
+
+A cold numba cache costs seconds per (kernel, element type), about six minutes for all of them on one
+core. ``python -m ndpool._kernels._precompile`` compiles them all in as many processes as there are
+cores (the test suite starts with it). Kernels are grouped so that no compiled function is built by two
+processes: each process then writes its own entries to the on-disk cache.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+from ._adaptive import adaptive_width_inner
+from ._channel_runs import pool_channel_runs
+from ._folds import pool_folds
+from ._launch import _STORAGE, _compiled
+from ._loops import pool_channels_inner, pool_width_inner
+from ._planes import pool_planes
+from ._separable import pool_separable
+from ._separable_nxc import pool_separable_nxc
+
+# Kernels that call the same compiled helpers stay in one group (separable ones share the tables
+# and fix-ups; the row loops share _loops' update runs). About equal compile times.
+GROUPS = ((pool_separable, pool_separable_nxc, pool_folds),
+          (pool_planes, pool_width_inner, pool_channels_inner, pool_channel_runs, adaptive_width_inner))
+STORAGE_TYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.uint8, np.int32, np.int64)) + tuple(
+    _STORAGE.values())
+# f16 and bf16 (stored as int16 and uint16) never take pool_folds.
+_SKIP = {(pool_folds, np.dtype(np.int16)), (pool_folds, np.dtype(np.uint16))}
+
+
+def compile_group(group: int) -> None:
+    """Compile (or load from the cache) every kernel of ``GROUPS[group]`` for every element type."""
+    for kernel in GROUPS[group]:
+        for dtype in STORAGE_TYPES:
+            if (kernel, dtype) not in _SKIP:
+                _compiled(kernel, dtype)
+
+
+def compile_all() -> None:
+    """Every group in its own process, or one after the other on a single core."""
+    if (os.cpu_count() or 1) < 2:
+        for group in range(len(GROUPS)):
+            compile_group(group)
+        return
+    procs = [subprocess.Popen([sys.executable, "-m", "ndpool._kernels._precompile", str(group)])
+             for group in range(len(GROUPS))]
+    for proc in procs:
+        proc.wait()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        compile_group(int(sys.argv[1]))
+    else:
+        compile_all()
