@@ -254,13 +254,13 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
                        + geom.out_size)[axis] for axis in order)
     out5 = np.empty(out_shape, storage)
     idx5 = np.empty(out_shape, np.int64) if index_dtype is not None else _NO_INDICES
-    # Separable on NXC data gathers this many channels' planes at a time (see pool_separable).
     # Large windows on NXC data: 1-D and 2-D by bands of output rows with channels as lanes; 3-D
     # gathers this many channels' planes at a time (see pool_separable).
     nxc_bands = separable and _channels_adjacent(x, geom) and len(geom.in_size) <= 2
-    block = _gather_block(geom) if separable and _channels_adjacent(x, geom) else 1
     if nxc_bands:
         block = _band_rows(geom, bounds)
+    else:
+        block = _gather_block(geom) if separable and _channels_adjacent(x, geom) else 1
     if out5.size:
         # The empty-window value, and a value no tap can win against (pool_planes' margins).
         empty = np.array([preset.empty_value_for(x.dtype), _never_wins(x.dtype)], x.dtype).view(storage)

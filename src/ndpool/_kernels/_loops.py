@@ -22,8 +22,9 @@ hold; [4:11] index offset per n, per c, index strides of d, h, w, empty-window i
 whether it adds the plane offset; [11] w stride; [12:14] interior w outputs; [14] input width;
 [15:18] input d, h, w; [18:21] sparse-table levels; [21] first_valid. MaxPool adds [22:25]
 strides, [25:31] interior [lo, hi) per axis, [31:34] kernel, [34] whether a plane's phase rows
-are kept, [35] channels gathered together (separable), [36:39] tap 0's position for output 0 per
-axis, [39:42] dilations, [42] whether the output is channels-last (pool_separable on NXC data).
+are kept, [35] channels gathered together (pool_separable) or output rows per band
+(pool_separable_nxc), [36:39] tap 0's position for output 0 per axis, [39:42] dilations, [42]
+whether the output is channels-last (pool_separable on NXC data).
 ``empty`` holds the empty-window value and a value no tap wins against.
 
 Each kernel handles output rows ``[row_lo, row_hi)`` and releases the GIL; ``_launch`` splits the
