@@ -346,3 +346,15 @@ def test_each_loop_matches_reference(loop: str, preset: str, monkeypatch: pytest
                 for e, g in zip(*(r if want_indices else (r,) for r in (expected, got)), strict=True):
                     assert np.array_equal(_bits(e), _bits(g)), (loop, dtype, preset, layout, want_indices)
     assert chosen and all(kernel is getattr(_launch, name) for kernel in chosen), (loop, chosen)
+
+
+def test_precompile_covers_every_kernel_once() -> None:
+    """`python -m ndpool._kernels._precompile` (run at session start) compiles every kernel the launcher
+    can choose, each in exactly one group: a kernel left out would compile during the tests instead."""
+    from ndpool._kernels import _launch, _precompile
+
+    grouped = [kernel for group in _precompile.GROUPS for kernel in group]
+    assert len({id(k) for k in grouped}) == len(grouped)
+    assert {id(k) for k in grouped} == {id(k) for k in _launch._SCRATCH}
+    assert {np.dtype(t) for t in _precompile.STORAGE_TYPES} == {np.dtype(t) for t in (
+        np.float32, np.float64, np.int8, np.uint8, np.int32, np.int64, np.int16, np.uint16)}
