@@ -286,7 +286,7 @@ LOOP_CASES = {
     "pool_planes": ((2, 3, 11, 13), dict(kernel=(3, 2), strides=(2, 2), pads_begin=(1, 0),
                                          pads_end=(1, 1), dilations=(1, 1), rounding_type="ceil")),
     # Three adjacent w taps at stride 2 (f16 and bf16 take pool_planes). Rows every 2*out_w elements:
-    # the w pass is one loop over the plane (more than a _fold_s2 chunk), its border columns redone.
+    # the w pass is one loop over the plane (more than a _fold_w3 chunk), its border columns redone.
     "pool_folds": ((2, 3, 41, 30), dict(kernel=(3, 3), strides=(2, 2), pads_begin=(1, 1), pads_end=(1, 1))),
     # Stride 1, rows folded one by one (9 inputs, 8 outputs per row); borders on both sides.
     "pool_folds (rows)": ((1, 2, 7, 9), dict(kernel=(2, 3), strides=(1, 1), pads_begin=(0, 0),

@@ -29,10 +29,11 @@ CHUNK = 512
 
 
 @kernel  # compiled once per element type, shared by the call sites
-def _fold_w3(src, at, step, gap, dst, dsti, d0, count, f0, f_step, f_gap, tmp, want_idx, nan_takes, hold,
+def _fold_w3(src, at, step, dst, dsti, d0, count, f0, f_step, f_gap, tmp, want_idx, nan_takes, hold,
              nan_bottom):  # type: ignore[no-untyped-def]
-    """dst[d0 + t] = the later-wins fold of src[at + t*step + j*gap] for j = 0, 1, 2, with indices
-    f0 + t*f_step + j*f_gap, for t < count; ``tmp`` is 2*CHUNK + 2 elements of scratch in dst.
+    """dst[d0 + t] = the later-wins fold of src[at + t*step + j] for j = 0, 1, 2 (step 1 or 2: unit-
+    stride input, the only kind _launch._folds_pay sends here), with indices f0 + t*f_step + j*f_gap,
+    for t < count; ``tmp`` is 2*CHUNK + 2 elements of scratch in dst.
 
     A chunk's taps are first copied to ``tmp`` so that each tap is a unit-stride load there: at
     stride 2 as the even and odd elements (interleaved loads vectorize; strided ones became gathers,
@@ -43,7 +44,7 @@ def _fold_w3(src, at, step, gap, dst, dsti, d0, count, f0, f_step, f_gap, tmp, w
         n = min(CHUNK, count - c0)
         base = at + c0 * step
         nan = False  # (a boolean: an int64 count halved the loop's vector width)
-        if step == 2 and gap == 1:  # taps 0, 1, 2 of output t: even t, odd t, even t + 1
+        if step == 2:  # taps 0, 1, 2 of output t: even t, odd t, even t + 1
             a0, a1, a2 = tmp, tmp + CHUNK + 1, tmp + 1
             for t in range(n):
                 e, o = src[np.uint64(base + 2 * t)], src[np.uint64(base + 2 * t + 1)]
@@ -52,7 +53,7 @@ def _fold_w3(src, at, step, gap, dst, dsti, d0, count, f0, f_step, f_gap, tmp, w
                 nan = nan | (ke != ke) | (ko != ko)
             last = src[np.uint64(base + 2 * n)]
             dst[np.uint64(a0 + n)] = last
-        elif step == 1 and gap == 1:  # the chunk's n + 2 inputs as they are
+        else:  # stride 1: the chunk's n + 2 inputs as they are
             a0, a1, a2 = tmp, tmp + 1, tmp + 2
             for t in range(n + 1):
                 v = src[np.uint64(base + t)]
@@ -61,15 +62,6 @@ def _fold_w3(src, at, step, gap, dst, dsti, d0, count, f0, f_step, f_gap, tmp, w
                 nan = nan | (kv != kv)
             last = src[np.uint64(base + n + 1)]
             dst[np.uint64(a0 + n + 1)] = last
-        else:  # any other layout: the three taps gathered into three rows
-            a0, a1, a2 = tmp, tmp + CHUNK, tmp + 2 * CHUNK
-            for t in range(n):
-                for j in range(3):
-                    v = src[np.uint64(base + t * step + j * gap)]
-                    dst[np.uint64(a0 + j * CHUNK + t)] = v
-                    kv = as_key(v)
-                    nan = nan | (kv != kv)
-            last = dst[np.uint64(a0)]
         kl = as_key(last)
         f = f0 + c0 * f_step
         if nan_free(src) or not (nan or kl != kl):  # the plain rule is the preset's
@@ -206,9 +198,8 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
     # Scratch: the w pass's rows (rows x out_w), then (3-D) the h pass's results (in_d x out_h x out_w).
     # With one d position the h pass writes the output plane itself.
     one_d = in_d == 1 and out_d == 1
-    hb = rows * out_w
+    hb, tb, _ = _scratch_layout(in_d, in_h, out_d, out_h, out_w)  # tb: _fold_w3's chunk of taps
     slab = out_h * out_w
-    tb = hb + (0 if one_d else in_d * slab)  # _fold_w3's chunk of taps
     any_empty = False  # some output window lacks in-range taps on some axis
     for axis in range(3):
         for o_ in range((out_d, out_h, out_w)[axis]):
@@ -229,7 +220,7 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
         if long_w:
             count = (rows - 1) * out_w + hi_start - lo_end
             pos = s0w + lo_end * sw
-            nan_long = _fold_w3(flat, plane + pos * xs_w, sw * xs_w, xs_w, work, iwork, lo_end, count, pos * st_w,
+            nan_long = _fold_w3(flat, plane + pos * xs_w, sw * xs_w, work, iwork, lo_end, count, pos * st_w,
                                 sw * st_w, st_w, tb, want_idx, nan_takes, hold, nan_bottom)
         nan = False  # some w tap was NaN: then the h and d passes need the preset's rule
         for d in range(in_d):
@@ -239,7 +230,7 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
                 fr = d * st_d + h * st_h
                 if not long_w and hi_start > lo_end:
                     pos = s0w + lo_end * sw
-                    nan |= _fold_w3(flat, at + pos * xs_w, sw * xs_w, xs_w, work, iwork, r * out_w + lo_end,
+                    nan |= _fold_w3(flat, at + pos * xs_w, sw * xs_w, work, iwork, r * out_w + lo_end,
                                     hi_start - lo_end, fr + pos * st_w, sw * st_w, st_w, tb, want_idx, nan_takes, hold,
                                     nan_bottom)
                 for ow in range(lo_end):
@@ -281,10 +272,17 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
                       any_empty)
 
 
+@njit(inline="always")
+def _scratch_layout(in_d, in_h, out_d, out_h, out_w):  # type: ignore[no-untyped-def]
+    """pool_folds' scratch: where the h results and _fold_w3's chunk start, and where it ends (the
+    w pass's rows come first; with one d position the h pass writes the output itself)."""
+    hb = in_d * in_h * out_w
+    tb = hb + (0 if in_d == 1 and out_d == 1 else in_d * out_h * out_w)
+    return hb, tb, tb + 2 * CHUNK + 2
+
+
 def folds_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
-    """(elements, int64s) of scratch ``pool_folds`` takes per thread (see its layout)."""
-    _, _, in_d, in_h, _ = in5
-    _, _, out_d, out_h, out_w = out5
-    one_d = in_d == 1 and out_d == 1
-    elements = in_d * in_h * out_w + (0 if one_d else in_d * out_h * out_w)
-    return elements + 3 * CHUNK + 2, elements if int(p[0]) else 1
+    """(elements, int64s) of scratch ``pool_folds`` takes per thread (indices beside the w and h
+    results only)."""
+    _, tb, end = _scratch_layout.py_func(in5[2], in5[3], out5[2], out5[3], out5[4])
+    return end, tb if int(p[0]) else 1

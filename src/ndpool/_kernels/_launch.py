@@ -90,8 +90,8 @@ def _folds_pay(x: np.ndarray, geom: PoolGeometry) -> bool:
     with i64 indices 49 -> 41; 3x3 s1 3.7 -> 2.7). Other strides and dilations would read w
     through gathers, and k2 s2 planes need no phase margins: there pool_planes was faster. f16 and
     bf16 too (1.4x slower folded: each of the more numerous loads converts its key)."""
-    return (x.dtype not in _STORAGE and not _channels_adjacent(x, geom) and geom.kernel[-1] == 3 and geom.dilations[-1] == 1
-            and geom.strides[-1] in (1, 2) and x.strides[-1] == x.itemsize)
+    return (x.dtype not in _STORAGE and not _channels_adjacent(x, geom) and x.strides[-1] == x.itemsize
+            and geom.kernel[-1] == 3 and geom.dilations[-1] == 1 and geom.strides[-1] in (1, 2))
 
 
 def adaptive_max_pool_numba(x: np.ndarray, geom: AdaptiveGeometry, preset: sem.Preset,
@@ -246,21 +246,22 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
     storage = _STORAGE.get(x.dtype, x.dtype)
     x5 = _as_5d(x.view(storage) if storage != x.dtype else x)
     # Loop along whichever axis is adjacent in memory: channels (NXC) or width (NCX).
-    channels_inner = _channels_adjacent(x, geom) and not separable
+    adjacent = _channels_adjacent(x, geom)
+    channels_inner = adjacent and not separable
     # Outputs in the input's layout: NXC results are returned channels-last, and a transposing copy
     # after the kernel was 12% of the large-window NXC time, on one thread.
-    order = (0, 2, 3, 4, 1) if _channels_adjacent(x, geom) else (0, 1, 2, 3, 4)
+    order = (0, 2, 3, 4, 1) if adjacent else (0, 1, 2, 3, 4)
     out_shape = tuple(((geom.batch, geom.channels) + (1,) * (3 - len(geom.out_size))
                        + geom.out_size)[axis] for axis in order)
     out5 = np.empty(out_shape, storage)
     idx5 = np.empty(out_shape, np.int64) if index_dtype is not None else _NO_INDICES
     # Large windows on NXC data: 1-D and 2-D by bands of output rows with channels as lanes; 3-D
     # gathers this many channels' planes at a time (see pool_separable).
-    nxc_bands = separable and _channels_adjacent(x, geom) and len(geom.in_size) <= 2
+    nxc_bands = separable and adjacent and len(geom.in_size) <= 2
     if nxc_bands:
         block = _band_rows(geom, bounds)
     else:
-        block = _gather_block(geom) if separable and _channels_adjacent(x, geom) else 1
+        block = _gather_block(geom) if separable and adjacent else 1
     if out5.size:
         # The empty-window value, and a value no tap can win against (pool_planes' margins).
         empty = np.array([preset.empty_value_for(x.dtype), _never_wins(x.dtype)], x.dtype).view(storage)

@@ -116,18 +116,22 @@ def _query(val, idx, base, n, lanes, dil, start, first, end, o_lo, o_hi, out, ou
 
 
 @njit(inline="always")
-def _query_row(val, idx, n, dil, stride, start, first, end, n_out, lo, hi, k, out, outi, o0, want_idx,
+def _query_row(val, idx, n, lanes, dil, stride, start, first, end, n_out, lo, hi, k, out, outi, o0, want_idx,
                nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
-    """The w pass's query (one lane): outputs [lo, hi) have all k taps, hence one level and two
-    reads at a fixed distance: one vectorized loop. The others one by one."""
-    _query(val, idx, 0, n, 1, dil, start, first, end, 0, lo, out, outi, o0, 1, want_idx, nan_takes, hold,
+    """The w pass's query of a row's table (positions x lanes at val[0:], outputs at o0 with
+    ``lanes`` values each): outputs [lo, hi) have all k taps, hence one level and two reads at a
+    fixed distance, one vectorized run when they are consecutive in memory (one lane, or stride 1).
+    The others one by one."""
+    run = hi > lo and (lanes == 1 or stride == 1)
+    lo, hi = (lo, hi) if run else (n_out, n_out)
+    _query(val, idx, 0, n, lanes, dil, start, first, end, 0, lo, out, outi, o0, lanes, want_idx, nan_takes, hold,
            nan_bottom)
-    if hi > lo:
+    if run:
         t = _level_of(k)
-        _combine_run(val, idx, t * n + start[lo], (k - (1 << t)) * dil, stride, out, outi, o0 + lo,
-                     hi - lo, want_idx, nan_takes, hold, nan_bottom)
-    _query(val, idx, 0, n, 1, dil, start, first, end, max(hi, lo), n_out, out, outi, o0, 1, want_idx,
-           nan_takes, hold, nan_bottom)
+        _combine_run(val, idx, (t * n + start[lo]) * lanes, (k - (1 << t)) * dil * lanes, stride, out, outi,
+                     o0 + lo * lanes, (hi - lo) * lanes, want_idx, nan_takes, hold, nan_bottom)
+    _query(val, idx, 0, n, lanes, dil, start, first, end, hi, n_out, out, outi, o0, lanes, want_idx, nan_takes,
+           hold, nan_bottom)
 
 
 @kernel  # compiled once and called: inlined at its four call sites it took 8 s more to compile
@@ -316,7 +320,7 @@ def _separable_plane(src, at_plane, xs_d, xs_h, xs_w, n, c, out, idx, win, dil, 
                 for w in range(in_w):
                     iwork[w] = fb + w * st_w
             _levels(work, iwork, 0, in_w, 1, dw, top_w, want_idx, nan_takes, hold, nan_bottom)
-            _query_row(work, iwork, in_w, dw, sw, win[2, 0], win[2, 1], win[2, 2], out_w, w_lo, w_hi,
+            _query_row(work, iwork, in_w, 1, dw, sw, win[2, 0], win[2, 1], win[2, 2], out_w, w_lo, w_hi,
                        k_w, work, iwork, hb + h * out_w, want_idx, nan_takes, hold, nan_bottom)
         if one_d:
             _strip_pass(work, iwork, hb, in_h, out_w, th, dh, top_h, k_h, win[1, 0], win[1, 1], win[1, 2],

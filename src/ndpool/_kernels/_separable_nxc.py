@@ -18,10 +18,8 @@ from ._jit import kernel
 from ._keys import as_key
 from ._loops import _index_params, _rules
 from ._separable import (
-    _combine_run,
-    _level_of,
     _levels,
-    _query,
+    _query_row,
     _strip_pass,
     _strip_size,
 )
@@ -49,7 +47,7 @@ def pool_separable_nxc(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, ro
     # Scratch: the w table of one input row (level 0 is the row's copy), the band's w results, the
     # h pass's table, and (int64s) the band's h windows relative to its first input row.
     wb = (top_w + 1) * row
-    rows_most = (band - 1) * p[23] + (k_h - 1) * dh + 1
+    rows_most = _band_input_rows(band, p[23], k_h, dh)
     th = wb + rows_most * lanes_h
     rel = th + _strip_size(rows_most, lanes_h, top_h)
     for unit in range(row_lo, row_hi):
@@ -81,7 +79,8 @@ def pool_separable_nxc(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, ro
 def _w_pass(flat, at, xs_w, xs_c, in_w, n_chan, work, iwork, fb, st_w, off_c, top_w, dw, sw, k_w, w_lo, w_hi,
             win, o0, out_w, never, want_idx, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
     """Input row ``at`` (index ``fb`` at w = 0, channel 0) folded along w into out_w x C values at
-    ``o0`` of work: copied, its table built with the channels as lanes, then queried."""
+    ``o0`` of work: copied, its table built with the channels as lanes, then queried (at stride 1
+    the outputs with all k_w taps are one run of (position, channel) lanes)."""
     for w in range(in_w):
         for c in range(n_chan):
             work[np.uint64(w * n_chan + c)] = flat[np.uint64(at + w * xs_w + c * xs_c)]
@@ -90,23 +89,18 @@ def _w_pass(flat, at, xs_w, xs_c, in_w, n_chan, work, iwork, fb, st_w, off_c, to
             for c in range(n_chan):
                 iwork[np.uint64(w * n_chan + c)] = fb + w * st_w + c * off_c
     _levels(work, iwork, 0, in_w, n_chan, dw, top_w, want_idx, nan_takes, hold, nan_bottom)
-    # Outputs with all k_w taps at stride 1 are one run of (position, channel) lanes; the others,
-    # and every output at other strides, one window at a time.
-    run = sw == 1 and w_hi > w_lo
-    lo, hi = (w_lo, w_hi) if run else (out_w, out_w)
-    _query(work, iwork, 0, in_w, n_chan, dw, win[2, 0], win[2, 1], win[2, 2], 0, lo, work, iwork, o0, n_chan,
-           want_idx, nan_takes, hold, nan_bottom)
-    if run:
-        t = _level_of(k_w)
-        a = t * in_w * n_chan + win[2, 0, lo] * n_chan
-        _combine_run(work, iwork, a, (k_w - (1 << t)) * dw * n_chan, 1, work, iwork, o0 + lo * n_chan,
-                     (hi - lo) * n_chan, want_idx, nan_takes, hold, nan_bottom)
-    _query(work, iwork, 0, in_w, n_chan, dw, win[2, 0], win[2, 1], win[2, 2], hi, out_w, work, iwork, o0, n_chan,
-           want_idx, nan_takes, hold, nan_bottom)
+    _query_row(work, iwork, in_w, n_chan, dw, sw, win[2, 0], win[2, 1], win[2, 2], out_w, w_lo, w_hi, k_w, work,
+               iwork, o0, want_idx, nan_takes, hold, nan_bottom)
     for ow in range(out_w):  # no tap along w: a value nothing loses to (the fix-ups set the output)
         if win[2, 1, ow] >= win[2, 2, ow]:
             for c in range(n_chan):
                 work[np.uint64(o0 + ow * n_chan + c)] = never
+
+
+@njit(inline="always")
+def _band_input_rows(band, stride_h, k_h, dil_h):  # type: ignore[no-untyped-def]
+    """The most input rows a band of ``band`` output rows reads (the kernel's and its scratch's)."""
+    return (band - 1) * stride_h + (k_h - 1) * dil_h + 1
 
 
 @njit(inline="always")
@@ -150,7 +144,7 @@ def separable_nxc_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, 
     """(elements, int64s) of scratch ``pool_separable_nxc`` takes per thread (see its layout)."""
     in_w, n_chan, out_w = in5[4], in5[1], out5[3]  # the output is channels-last: (N, 1, H, W, C)
     top_h, top_w, band, k_h, dh = (int(v) for v in (p[19], p[20], p[35], p[32], p[40]))
-    rows_most = (band - 1) * int(p[23]) + (k_h - 1) * dh + 1
+    rows_most = int(_band_input_rows.py_func(band, int(p[23]), k_h, dh))
     lanes_h = out_w * n_chan
     elements = ((top_w + 1) * in_w * n_chan + rows_most * lanes_h
                 + int(_strip_size.py_func(rows_most, lanes_h, top_h)))
