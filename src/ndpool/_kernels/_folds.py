@@ -22,10 +22,14 @@ from numba import njit
 from ._jit import kernel
 from ._keys import as_key, nan_free
 from ._loops import _index_params, _rules
+from ._prefetch import LINE, prefetch_read, prefetch_write
 from ._separable import _finish_plane, _later_wins
 
 # Outputs per chunk of the w pass: the chunk's taps are laid out in L1 first.
 CHUNK = 512
+# The w pass requests its input this many chunks ahead, past the run's end too: the last chunks
+# request the start of the next plane (2 and 4 measured alike).
+AHEAD = 4
 
 
 @kernel  # compiled once per element type, shared by the call sites
@@ -44,6 +48,8 @@ def _fold_w3(src, at, step, dst, dsti, d0, count, f0, f_step, f_gap, tmp, want_i
         n = min(CHUNK, count - c0)
         base = at + c0 * step
         nan = False  # (a boolean: an int64 count halved the loop's vector width)
+        for e in range(base + AHEAD * CHUNK * step, base + (AHEAD + 1) * CHUNK * step, LINE // src.itemsize):
+            prefetch_read(src, np.uint64(e))
         if step == 2:  # taps 0, 1, 2 of output t: even t, odd t, even t + 1
             a0, a1, a2 = tmp, tmp + CHUNK + 1, tmp + 1
             for t in range(n):
@@ -95,16 +101,31 @@ def _fold3(buf, bufi, a0, a1, a2, o, n, f, f_step, f_gap, want_idx, nan_takes, h
 
 @kernel
 def _fold_rows(val, vali, at, at_step, gap, k, dst, dsti, d0, d_step, count, n_rows, never, clean, want_idx,
-               nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
+               nan_takes, hold, nan_bottom, src, src_next, src_len, dst_next, dst_len):  # type: ignore[no-untyped-def]
     """For rows r < n_rows: dst[d0 + r*d_step + t] = the fold of val[at + r*at_step + j*gap + t]
     over taps j < k (``never`` if k = 0), indices carried from vali, for t < count. ``clean``: those
     taps hold no NaN. Three taps in the first pass, two in each later one (a tap past the last is
     the last again: folded twice, a tap changes nothing). Many rows per call: a call per output
-    row of the stem (15 arguments on the stack) was 8% of its time."""
+    row of the stem (15 arguments on the stack) was 8% of its time.
+
+    Each row also requests its share of src[src_next:src_next + src_len] and, for writing, of
+    dst[dst_next:dst_next + dst_len] (and dsti): the next plane's input and output (zero lengths:
+    none). A row at a time: a call's worth at once before each call, or a call per row, was slower
+    (so was a general share helper with a division per row: 16.7 against 15.8 ms on the stem)."""
     if nan_free(val) or clean:
         nan_takes, hold, nan_bottom = False, False, False
     plain = not (nan_takes or hold or nan_bottom)
+    line = LINE // src.itemsize
+    src_row = (src_len // n_rows + line) // line * line if n_rows > 0 else 0
+    dst_row = (dst_len // n_rows + line) // line * line if n_rows > 0 else 0
     for r in range(n_rows):
+        for e in range(r * src_row, min((r + 1) * src_row, src_len), line):
+            prefetch_read(src, np.uint64(src_next + e))
+        for e in range(r * dst_row, min((r + 1) * dst_row, dst_len), line):
+            prefetch_write(dst, np.uint64(dst_next + e))
+            if want_idx:  # the indices' lines (int64: more of them than the values')
+                for j in range(0, line, LINE // 8):
+                    prefetch_write(dsti, np.uint64(dst_next + e + j))
         a0, o = at + r * at_step, d0 + r * d_step
         if k <= 0:
             for t in range(count):
@@ -182,7 +203,7 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
     want_idx, _, nan_takes, hold = _rules(p)
     nan_bottom = not nan_takes
     off_n, off_c, st_d, st_h, st_w, _, _ = _index_params(p)
-    in_d, in_h = p[15], p[16]
+    in_d, in_h, in_w = p[15], p[16], p[17]
     sd, sh, sw = p[22], p[23], p[24]
     d_lo, d_hi, h_lo, h_hi, w_lo, w_hi = p[25], p[26], p[27], p[28], p[29], p[30]
     # Rows and slabs with all their taps: the interior (an empty one starts past the end).
@@ -210,12 +231,20 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
     # The w pass as one loop over all rows: rows (and their indices) follow each other every sw*out_w.
     long_w = (hi_start > lo_end and xs_h == sw * out_w * xs_w and (in_d == 1 or xs_d == in_h * xs_h)
               and (not want_idx or (st_h == sw * out_w * st_w and (in_d == 1 or st_d == in_h * st_h))))
+    # The pass writing the output requests the next plane's input (if compact) and output lines.
+    span = (in_d - 1) * xs_d + (in_h - 1) * xs_h + in_w * xs_w
+    compact = min(xs_d, xs_h, xs_w) >= 0 and span <= rows * in_w + in_w
     for plane_no in range(row_lo, row_hi):
         n = plane_no // n_chan
         c = plane_no % n_chan
         plane = xoff + n * xs_n + c * xs_c
         ob = plane_no * plane_out
         base = n * off_n + c * off_c
+        last = plane_no + 1 == row_hi
+        next_in = xoff + ((plane_no + 1) // n_chan) * xs_n + ((plane_no + 1) % n_chan) * xs_c
+        in_len = 0 if last or not compact else span
+        out_len = 0 if last else plane_out
+        none = np.int64(0)  # no lines (a literal 0 argument would compile _fold_rows once more)
         nan_long = False
         if long_w:
             count = (rows - 1) * out_w + hi_start - lo_end
@@ -250,12 +279,16 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
                 first, end = win[1, 1, oh], win[1, 2, oh]
                 at = r_at + (win[1, 0, oh] + first * dh) * out_w
                 if one_d:
+                    ahead = n_rows > 1  # the interior rows' call
                     _fold_rows(work, iwork, at, sh * out_w, dh * out_w, end - first, o_all, oi_all, ob + oh * out_w,
-                               out_w, out_w, n_rows, never, clean, want_idx, nan_takes, hold, nan_bottom)
+                               out_w, out_w, n_rows, never, clean, want_idx, nan_takes, hold, nan_bottom, flat,
+                               next_in, in_len if ahead else 0, ob + plane_out, out_len if ahead else 0)
                 else:
+                    # 3-D: the next volume's input is requested here, a d position's share at a time.
+                    lo, hi = (in_len * d // in_d, in_len * (d + 1) // in_d) if n_rows > 1 else (0, 0)
                     _fold_rows(work, iwork, at, sh * out_w, dh * out_w, end - first, work, iwork,
                                hb + d * slab + oh * out_w, out_w, out_w, n_rows, never, clean, want_idx, nan_takes,
-                               hold, nan_bottom)
+                               hold, nan_bottom, flat, next_in + lo, hi - lo, none, none)
                 oh += n_rows
         if not one_d:  # d pass: each output slab folds its in-range h results, inner ones in one call
             od = 0
@@ -263,8 +296,10 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
                 n_rows = d_hi - od if od == d_lo else 1
                 first, end = win[0, 1, od], win[0, 2, od]
                 at = hb + (win[0, 0, od] + first * dd) * slab
+                ahead = n_rows > 1
                 _fold_rows(work, iwork, at, sd * slab, dd * slab, end - first, o_all, oi_all, ob + od * slab, slab,
-                           slab, n_rows, never, clean, want_idx, nan_takes, hold, nan_bottom)
+                           slab, n_rows, never, clean, want_idx, nan_takes, hold, nan_bottom, flat, none, none,
+                           ob + plane_out, out_len if ahead else 0)
                 od += n_rows
         o = o_all[ob:ob + plane_out]
         oi = oi_all[ob:ob + plane_out] if want_idx else oi_all

@@ -1,0 +1,44 @@
+"""Software prefetches for the compiled kernels (LLVM's ``llvm.prefetch``; numba has none).
+
+One core here reads about 8-11 GB/s from L3: its outstanding line fills set the pace, and a kernel
+that stops loading to compute (a pass over its scratch) leaves them idle. Its output lines cost a
+read too (a store to a line not in cache fetches it first). Asking for the next unit's input and
+output lines while this unit computes keeps both streams going (side by side on one thread, the NCX
+stem 17.5 -> 15.8 ms, 3x3 s1 on 56x56 planes 10.0 -> 8.3).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+# Bytes per cache line.
+LINE = 64
+
+
+def _prefetch(rw: int, locality: int):  # type: ignore[no-untyped-def]
+    @intrinsic
+    def prefetch(typingctx, arr, i):  # type: ignore[no-untyped-def]
+        sig = types.void(arr, types.uint64)
+
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+            data = context.make_array(arr)(context, builder, args[0]).data
+            # A hint: no bounds check, and an address outside the array is never read.
+            ptr = builder.bitcast(builder.gep(data, [args[1]]), ir.IntType(8).as_pointer())
+            i32 = ir.IntType(32)
+            fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
+            fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
+            builder.call(fn, [ptr, ir.Constant(i32, rw), ir.Constant(i32, locality), ir.Constant(i32, 1)])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return prefetch
+
+
+# ``prefetch_read(arr, np.uint64(i))``: the line of arr[i] into L2 (prefetcht1);
+# ``prefetch_write``: into L1 for writing (prefetchw).
+prefetch_read = _prefetch(0, 2)
+prefetch_write = _prefetch(1, 3)
