@@ -306,6 +306,10 @@ LOOP_CASES = {
     # NXC with many channels: a tap per output.
     "pool_channels_inner": ((1, 40, 9, 8), dict(kernel=(3, 2), strides=(2, 1), pads_begin=(1, 0),
                                                 pads_end=(2, 1), dilations=(2, 1))),
+    # Windows of one to four taps on the borders (one pass of four, the last tap repeated) and of six
+    # inside (a pass per row of taps, two taps per pass then one).
+    "pool_channels_inner (small windows)": ((1, 40, 5, 9), dict(kernel=(2, 3), strides=(1, 2), pads_begin=(1, 1),
+                                                                pads_end=(1, 1))),
     # NXC with few channels: a tap per run of outputs; a pad past the kernel gives empty windows;
     # rows longer than a chunk (_channel_runs.CHUNK_ELEMENTS // 5 outputs).
     "pool_channel_runs": ((2, 5, 9, 900), dict(kernel=(3, 2), strides=(2, 1), pads_begin=(1, 0),
