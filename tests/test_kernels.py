@@ -172,8 +172,38 @@ def test_adaptive_even_bins_run_as_max_pool(preset: str, monkeypatch: pytest.Mon
                     got = _run("numba", ndpool.adaptive_max_pool, arr, out, **attrs)
                     for e, g in zip(expected, got, strict=True):
                         assert np.array_equal(_bits(e), _bits(g)), (shape, out, dtype, layout, index_type)
-    assert chosen and all(k in (_launch.pool_planes, _launch.pool_channels_inner, _launch.pool_channel_runs)
-                          for k in chosen), chosen
+    assert chosen and all(k in (_launch.pool_planes, _launch.pool_channels_inner, _launch.pool_channel_runs,
+                                _launch.pool_plane_lanes) for k in chosen), chosen
+
+
+@pytest.mark.parametrize("preset", ["spec", "openvino", "torch"])
+def test_plane_lanes_on_views_and_adaptive_bins(preset: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pool_plane_lanes (checked) on planes not evenly spaced (a channel slice, N broadcast, reversed
+    channels) and on uneven AdaptiveMaxPool bins, every index scope, bit for bit against the reference.
+    (The random grid has too few planes to reach it.)"""
+    from ndpool._kernels import _launch
+
+    chosen: list[object] = []
+    real = _launch._compiled
+    monkeypatch.setattr(_launch, "_compiled", lambda kernel, dtype: chosen.append(kernel) or real(kernel, dtype))
+    rng = np.random.default_rng(12)
+    for dtype in DTYPES:
+        base = _data(rng, (3, 50, 6, 9), dtype)
+        views = {"channel slice": base[:, ::2], "broadcast N": np.broadcast_to(base[:1, :30], (3, 30, 6, 9)),
+                 "reversed channels": base[:, ::-1], "contiguous": base}
+        for name, x in views.items():
+            calls = [(ndpool.adaptive_max_pool, (x, (4, 5)), {})] + [
+                (ndpool.max_pool, (x,), dict(kernel=(2, 3), strides=(2, 2), pads_begin=(1, 1), pads_end=(0, 1),
+                                             return_indices=True, index_axis=index_axis))
+                for index_axis in (0, 1, 2)]
+            for fn, args, attrs in calls:
+                chosen.clear()
+                attrs = dict(attrs, data_format="NCX", semantics=preset, index_element_type="i64")
+                expected = _run("numpy", fn, *args, **attrs)
+                got = _run("numba", fn, *args, **attrs)
+                assert chosen == [_launch.pool_plane_lanes], (name, fn, chosen)
+                for e, g in zip(expected, got, strict=True):
+                    assert np.array_equal(_bits(e), _bits(g)), (dtype, name, attrs, fn)
 
 
 def test_separable_nxc_one_channel_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -303,6 +333,9 @@ LOOP_CASES = {
     # 3-D, output rows shorter than the phase rows: pooled in a scratch block.
     "pool_planes (scratch)": ((1, 2, 6, 7, 9), dict(kernel=(2, 3, 2), strides=(2, 1, 3), pads_begin=(1, 0, 0),
                                                     pads_end=(0, 1, 0), dilations=(1, 2, 1))),
+    # NCX small planes as the lanes of the channels-inner loop: 80 planes, a block of 64 then 16.
+    "pool_plane_lanes": ((2, 40, 5, 7), dict(kernel=(3, 2), strides=(2, 1), pads_begin=(1, 0), pads_end=(1, 1),
+                                             dilations=(1, 2))),
     # NXC with many channels: a tap per output.
     "pool_channels_inner": ((1, 40, 9, 8), dict(kernel=(3, 2), strides=(2, 1), pads_begin=(1, 0),
                                                 pads_end=(2, 1), dilations=(2, 1))),

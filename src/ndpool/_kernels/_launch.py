@@ -32,6 +32,7 @@ from ._loops import (
     pool_width_inner,
     width_inner_scratch,
 )
+from ._plane_lanes import plane_lanes_blocks, plane_lanes_scratch, pool_plane_lanes
 from ._planes import planes_fit, planes_scratch, pool_planes
 from ._separable import pool_separable, separable_scratch
 from ._separable_nxc import pool_separable_nxc, separable_nxc_scratch
@@ -53,6 +54,13 @@ _SEPARABLE_MAX_PLANE = 1 << 22
 _RUNS_MAX_CHANNELS = 32
 # AdaptiveMaxPool bins of up to this many taps that tile the input evenly run as MaxPool windows.
 _EVEN_BINS_MAX_TAPS = 16
+# NCX MaxPool on rows up to this wide (with stride 1 in every axis: the second), and AdaptiveMaxPool
+# on any, with 16 planes within _LANES_MAX_BLOCK elements: pool_plane_lanes (planes as lanes). Measured
+# side by side on 7x7 to 28x28 planes (k3 s1, k3 s2, k2 s2; 2 threads): 0.14-0.92x the time of
+# pool_folds/pool_planes, except k3 s1 from 20x20 (1.6-2.1x).
+_LANES_MAX_WIDTH = 31
+_LANES_MAX_WIDTH_S1 = 16
+_LANES_MAX_BLOCK = 1 << 18
 # Below this many output elements a thread hand-off costs more than it saves.
 _MIN_PARALLEL_OUTPUTS = 1 << 14
 
@@ -62,7 +70,7 @@ _MIN_PARALLEL_OUTPUTS = 1 << 14
 # their buffers out of these two arrays.
 _SCRATCH = {pool_channels_inner: channels_inner_scratch, pool_channel_runs: channel_runs_scratch,
             pool_width_inner: width_inner_scratch,
-            pool_planes: planes_scratch, pool_folds: folds_scratch,
+            pool_planes: planes_scratch, pool_folds: folds_scratch, pool_plane_lanes: plane_lanes_scratch,
             pool_separable: separable_scratch, pool_separable_nxc: separable_nxc_scratch,
             adaptive_width_inner: adaptive_scratch}
 
@@ -80,6 +88,11 @@ def max_pool_numba(x: np.ndarray, geom: PoolGeometry, preset: sem.Preset,
                                    and geom.plane_size <= _SEPARABLE_MAX_PLANE) else pool_width_inner
     if width_kernel is pool_planes and _folds_pay(x, geom):
         width_kernel = pool_folds
+    # Narrow rows (stride 1 only the narrowest: more outputs per input there, each paying the
+    # channels-inner loop's per-output cost; 3x3 s1 on 20x20 planes ran 1.6x slower as lanes).
+    narrow = geom.in_size[-1] <= (_LANES_MAX_WIDTH if math.prod(geom.strides) > 1 else _LANES_MAX_WIDTH_S1)
+    if not separable and narrow and _plane_lanes_pay(x, geom, bounds):
+        width_kernel = pool_plane_lanes
     return _run(x, geom, bounds, geom.dilations, geom.strides[-1], interior, preset, index_dtype,
                 index_axis, separable, width_kernel)
 
@@ -100,11 +113,21 @@ def adaptive_max_pool_numba(x: np.ndarray, geom: AdaptiveGeometry, preset: sem.P
     if even is not None:
         return max_pool_numba(x, even, preset, index_dtype, index_axis)
     bounds = [geom.tap_bounds(axis) for axis in range(len(geom.in_size))]
-    # NXC data: the channels-inner loop (vectorized across channels). NCX: bins row by row
-    # (_adaptive). (Separable tables were 10x slower here: bins barely overlap, so each element is
-    # read about once directly, against log2(bin) table passes.)
+    # NXC data: the channels-inner loop (vectorized across channels). NCX: small planes as lanes
+    # of that loop, larger ones bins row by row (_adaptive). (Separable tables were 10x slower here:
+    # bins barely overlap, so each element is read about once directly, against log2(bin) table
+    # passes.)
+    width_kernel = pool_plane_lanes if _plane_lanes_pay(x, geom, bounds) else adaptive_width_inner
     return _run(x, geom, bounds, (1,) * len(geom.in_size), 1, (0, 0), preset, index_dtype,
-                index_axis, width_kernel=adaptive_width_inner)
+                index_axis, width_kernel=width_kernel)
+
+
+def _plane_lanes_pay(x: np.ndarray, geom: _Planes, bounds: Bounds) -> bool:
+    """Whether NCX data goes to pool_plane_lanes: planes small enough for a block of 16 in L2, at
+    least 16 of them, and no empty window (its index would take a plane's offset there)."""
+    return (not _channels_adjacent(x, geom) and geom.batch * geom.channels >= 16
+            and geom.plane_size * 16 <= _LANES_MAX_BLOCK
+            and all(bool(np.all(first < end)) for _, first, end in bounds))
 
 
 def _even_bins(geom: AdaptiveGeometry) -> PoolGeometry | None:
@@ -292,6 +315,9 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
             rows = math.prod(out_shape[:3])
         elif width_kernel is pool_folds:
             kernel, rows = pool_folds, planes
+        elif width_kernel is pool_plane_lanes:
+            kernel = pool_plane_lanes
+            rows = plane_lanes_blocks(planes, math.prod(x5.shape[2:]))
         elif width_kernel is pool_planes and planes_fit(p, x5.shape, out5.shape):
             kernel, rows = pool_planes, planes
         else:
