@@ -333,8 +333,8 @@ LOOP_CASES = {
     # 3-D, output rows shorter than the phase rows: pooled in a scratch block.
     "pool_planes (scratch)": ((1, 2, 6, 7, 9), dict(kernel=(2, 3, 2), strides=(2, 1, 3), pads_begin=(1, 0, 0),
                                                     pads_end=(0, 1, 0), dilations=(1, 2, 1))),
-    # NCX small planes as the lanes of the channels-inner loop: 80 planes, a block of 64 then 16.
-    "pool_plane_lanes": ((2, 40, 5, 7), dict(kernel=(3, 2), strides=(2, 1), pads_begin=(1, 0), pads_end=(1, 1),
+    # NCX small planes as the lanes of the channels-inner loop: 300 planes, a block of 256 then 44.
+    "pool_plane_lanes": ((2, 150, 5, 7), dict(kernel=(3, 2), strides=(2, 1), pads_begin=(1, 0), pads_end=(1, 1),
                                              dilations=(1, 2))),
     # NXC with many channels: a tap per output.
     "pool_channels_inner": ((1, 40, 9, 8), dict(kernel=(3, 2), strides=(2, 1), pads_begin=(1, 0),
