@@ -347,6 +347,9 @@ LOOP_CASES = {
     # rows longer than a chunk (_channel_runs.CHUNK_ELEMENTS // 5 outputs).
     "pool_channel_runs": ((2, 5, 9, 900), dict(kernel=(3, 2), strides=(2, 1), pads_begin=(1, 0),
                                                pads_end=(2, 3), dilations=(2, 1))),
+    # Three w taps: one pair per pass over the shared run, then the third alone; 3-D.
+    "pool_channel_runs (3 w taps)": ((1, 6, 5, 7, 40), dict(kernel=(2, 3, 3), strides=(1, 2, 2), pads_begin=(1, 1, 1),
+                                                            pads_end=(0, 1, 1))),
 }
 
 
@@ -395,3 +398,22 @@ def test_precompile_covers_every_kernel_once() -> None:
     assert {id(k) for k in grouped} == {id(k) for k in _launch._SCRATCH}
     assert {np.dtype(t) for t in _precompile.STORAGE_TYPES} == {np.dtype(t) for t in (
         np.float32, np.float64, np.int8, np.uint8, np.int32, np.int64, np.int16, np.uint16)}
+
+
+def test_kernel_caches_are_stamped_with_every_kernel_source(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """A kernel's cached machine code includes the helpers it calls from other files, so its cache
+    stamp covers every source of the kernels package: editing any of them (or pulling a new version
+    into an editable install) recompiles, never loads stale code."""
+    import shutil
+
+    from ndpool._kernels import _jit, _precompile
+
+    cached = [k for group in _precompile.GROUPS for k in group]
+    assert cached and all(k._cache._impl.locator.get_source_stamp() == _jit.kernel_sources_digest() for k in cached)
+    # The digest changes with any one file: here a copy of the package with one helper edited.
+    copy = tmp_path / "kernels"
+    shutil.copytree(_jit._KERNELS_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(_jit, "_KERNELS_DIR", str(copy))
+    assert _jit.kernel_sources_digest.__wrapped__() == _jit.kernel_sources_digest()
+    (copy / "_keys.py").write_text((copy / "_keys.py").read_text() + "\n# edited\n")
+    assert _jit.kernel_sources_digest.__wrapped__() != _jit.kernel_sources_digest()

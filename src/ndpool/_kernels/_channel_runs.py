@@ -24,6 +24,7 @@ from ._loops import (
     _seed_at,
     _tap_runs,
     _update_lanes_at,
+    _update_two_lanes_at,
 )
 
 # Output elements (pixels x channels) per pass of the taps.
@@ -73,9 +74,22 @@ def pool_channel_runs(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row
                                 w = win[2, 0, ow] + f_w * dw
                                 _seed_at(flat, at + w * xs_w, o, ob + ow * n_chan, oi, n_chan, fb + w * st_w,
                                          off_c, want_idx)
+                    # The run all taps share, two taps per pass; then each tap's own ends.
+                    if run_lo < run_hi:
+                        w = run_lo * sw + s0
+                        for jw in range(0, k_w - 1, 2):
+                            _update_two_lanes_at(flat, at + (w + jw * dw) * xs_w, dw * xs_w, sw * xs_w, o,
+                                                 ob + run_lo * n_chan, n_chan, oi, run_hi - run_lo, n_chan,
+                                                 fb + (w + jw * dw) * st_w, dw * st_w, sw * st_w, off_c, want_idx,
+                                                 nan_takes, hold)
+                        if k_w % 2:
+                            jw = k_w - 1
+                            _update_lanes_at(flat, at + (w + jw * dw) * xs_w, sw * xs_w, o, ob + run_lo * n_chan,
+                                             n_chan, oi, run_hi - run_lo, n_chan, fb + (w + jw * dw) * st_w,
+                                             sw * st_w, off_c, want_idx, nan_takes, hold)
                     for jw in range(k_w):
                         shift = s0 + jw * dw
-                        for part in range(3):  # the run all taps share, then this tap's own ends
+                        for part in range(1, 3):  # this tap's own ends
                             a, b = run_lo, run_hi
                             if part == 1:
                                 a, b = max(tap_lo[jw], c_lo), min(lo, tap_hi[jw], c_hi)

@@ -2,7 +2,54 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import os
+from typing import Any
+
 from numba import njit
+from numba.core import caching
+
+_KERNELS_DIR = os.path.dirname(os.path.abspath(__file__))
+# numba's cache implementation base (``_CacheImpl`` before numba 0.61).
+_CACHE_IMPL: Any = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+
+
+@functools.cache
+def kernel_sources_digest() -> bytes:
+    """A hash of every source file of the kernels package."""
+    digest = hashlib.sha256()
+    for name in sorted(os.listdir(_KERNELS_DIR)):
+        if name.endswith(".py"):
+            with open(os.path.join(_KERNELS_DIR, name), "rb") as f:
+                digest.update(name.encode() + b"\0" + f.read() + b"\0")
+    return digest.digest()
+
+
+class _AllSourcesLocator:
+    """numba's own cache locator for a kernel, with the whole package's sources as its stamp.
+
+    numba stamps a cached function with its own file only, but a kernel's machine code includes the
+    helpers it calls from other files (they are compiled into it): after an edit of a helper (or a
+    ``git pull`` in an editable install) the caller's stale code would load, and its results would
+    be wrong. Any change to any kernel source now recompiles every kernel.
+    """
+
+    @classmethod
+    def from_function(cls, py_func: Any, py_file: str) -> Any:
+        if os.path.dirname(os.path.abspath(py_file)) != _KERNELS_DIR:
+            return None
+        for locator_class in _CACHE_IMPL._locator_classes:
+            if locator_class is cls:
+                continue
+            locator = locator_class.from_function(py_func, py_file)
+            if locator is not None:
+                locator.get_source_stamp = kernel_sources_digest  # shadows the class's method
+                return locator
+        return None
+
+
+_CACHE_IMPL._locator_classes.insert(0, _AllSourcesLocator)
 
 # Cached on disk, releasing the GIL (``_launch`` runs them on threads), and without numba's
 # reference counting: with it, every array handed to an inlined helper inside a hot loop cost an

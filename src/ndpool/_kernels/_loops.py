@@ -99,23 +99,40 @@ def _update_lanes_at(src, s0, s_step, dst, d0, d_step, dsti, runs, lanes, f, f_s
                      hold)
 
 
+@kernel
+def _update_two_lanes_at(src, s0, gap, s_step, dst, d0, d_step, dsti, runs, lanes, f, f_gap, f_step, step,  # type: ignore[no-untyped-def]
+                         want_idx, nan_takes, hold):
+    """``_update_lanes_at`` for two taps per pass, ``gap`` (index ``f_gap``) apart, in order: half the
+    loads and stores of the running maxima."""
+    if nan_free(src):
+        nan_takes, hold = False, False
+    for r in range(runs):
+        a0, g = s0 + r * s_step, f + r * f_step
+        _two_taps(src, a0, a0 + gap, g, g + f_gap, dst, d0 + r * d_step, dsti, lanes, step, want_idx, nan_takes, hold)
+
+
+@njit(inline="always")
+def _two_taps(src, a0, a1, g0, g1, dst, d0, dsti, lanes, step, want_idx, nan_takes, hold):  # type: ignore[no-untyped-def]
+    """One pass over dst[d0 + i], i < lanes: tap src[a0 + i] (index g0 + i*step), then src[a1 + i]."""
+    if want_idx:
+        for i in range(lanes):
+            b = np.uint64(d0 + i)
+            m, mi = _take(src, a0, i, g0, step, dst[b], dsti[b], nan_takes, hold)
+            dst[b], dsti[b] = _take(src, a1, i, g1, step, m, mi, nan_takes, hold)
+    else:
+        for i in range(lanes):
+            b = np.uint64(d0 + i)
+            m = _take_value(src, a0, i, dst[b], nan_takes, hold)
+            dst[b] = _take_value(src, a1, i, m, nan_takes, hold)
+
+
 @kernel  # one compiled loop shared by every call site (inlined, compile time tripled)
 def _update_rule(src, s0, s_step, dst, d0, d_step, dsti, runs, lanes, f, f_step, step, want_idx, nan_takes, hold):  # type: ignore[no-untyped-def]
     r0 = 0
-    if d_step == 0:  # taps folded into one output: two per pass over it, in order (half its loads and stores)
+    if d_step == 0:  # taps folded into one output: two per pass over it, in order
         for r in range(0, runs - 1, 2):
             a0, g = s0 + r * s_step, f + r * f_step
-            a1, g1 = a0 + s_step, g + f_step
-            if want_idx:
-                for i in range(lanes):
-                    b = np.uint64(d0 + i)
-                    m, mi = _take(src, a0, i, g, step, dst[b], dsti[b], nan_takes, hold)
-                    dst[b], dsti[b] = _take(src, a1, i, g1, step, m, mi, nan_takes, hold)
-            else:
-                for i in range(lanes):
-                    b = np.uint64(d0 + i)
-                    m = _take_value(src, a0, i, dst[b], nan_takes, hold)
-                    dst[b] = _take_value(src, a1, i, m, nan_takes, hold)
+            _two_taps(src, a0, a0 + s_step, g, g + f_step, dst, d0, dsti, lanes, step, want_idx, nan_takes, hold)
         r0 = runs - runs % 2
     for r in range(r0, runs):
         a0, b0, g = s0 + r * s_step, d0 + r * d_step, f + r * f_step
