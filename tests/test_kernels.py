@@ -192,10 +192,17 @@ def test_plane_lanes_on_views_and_adaptive_bins(preset: str, monkeypatch: pytest
         views = {"channel slice": base[:, ::2], "broadcast N": np.broadcast_to(base[:1, :30], (3, 30, 6, 9)),
                  "reversed channels": base[:, ::-1], "contiguous": base}
         for name, x in views.items():
-            calls = [(ndpool.adaptive_max_pool, (x, (4, 5)), {})] + [
+            calls = [(ndpool.adaptive_max_pool, (x, (4, 5)), {}),
+                     (ndpool.adaptive_max_pool, (x[..., 0], (4,)), {}),  # 1-D
+                     (ndpool.adaptive_max_pool, (x[:, :20].reshape(3, 20, 3, 2, 9), (2, 2, 4)), {})] + [
                 (ndpool.max_pool, (x,), dict(kernel=(2, 3), strides=(2, 2), pads_begin=(1, 1), pads_end=(0, 1),
                                              return_indices=True, index_axis=index_axis))
-                for index_axis in (0, 1, 2)]
+                for index_axis in (0, 1, 2)] + [
+                (ndpool.max_pool, (x[..., 0],), dict(kernel=3, strides=2, pads_begin=1, pads_end=1,
+                                                     return_indices=True)),  # 1-D
+                (ndpool.max_pool, (x[:, :20].reshape(3, 20, 3, 2, 9),),  # 3-D
+                 dict(kernel=(2, 2, 3), strides=(1, 1, 2), pads_begin=(0, 1, 1), pads_end=(1, 0, 1),
+                      return_indices=True))]
             for fn, args, attrs in calls:
                 chosen.clear()
                 attrs = dict(attrs, data_format="NCX", semantics=preset, index_element_type="i64")
