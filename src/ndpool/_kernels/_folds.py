@@ -231,7 +231,8 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
     # The w pass as one loop over all rows: rows (and their indices) follow each other every sw*out_w.
     long_w = (hi_start > lo_end and xs_h == sw * out_w * xs_w and (in_d == 1 or xs_d == in_h * xs_h)
               and (not want_idx or (st_h == sw * out_w * st_w and (in_d == 1 or st_d == in_h * st_h))))
-    # The pass writing the output requests the next plane's input (if compact) and output lines.
+    # While this plane folds, the next one's lines are requested: its input (if compact) by the stem's
+    # h pass or by the 3-D h pass a d position's share at a time, its output by the pass writing it.
     span = (in_d - 1) * xs_d + (in_h - 1) * xs_h + in_w * xs_w
     compact = min(xs_d, xs_h, xs_w) >= 0 and span <= rows * in_w + in_w
     for plane_no in range(row_lo, row_hi):
