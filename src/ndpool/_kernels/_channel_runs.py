@@ -89,12 +89,8 @@ def pool_channel_runs(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row
                                              sw * st_w, off_c, want_idx, nan_takes, hold)
                     for jw in range(k_w):
                         shift = s0 + jw * dw
-                        for part in range(1, 3):  # this tap's own ends
-                            a, b = run_lo, run_hi
-                            if part == 1:
-                                a, b = max(tap_lo[jw], c_lo), min(lo, tap_hi[jw], c_hi)
-                            elif part == 2:
-                                a, b = max(hi, tap_lo[jw], c_lo), min(tap_hi[jw], c_hi)
+                        for a, b in ((max(tap_lo[jw], c_lo), min(lo, tap_hi[jw], c_hi)),  # before the run
+                                     (max(hi, tap_lo[jw], c_lo), min(tap_hi[jw], c_hi))):  # after it
                             if a < b:
                                 w = a * sw + shift
                                 _update_lanes_at(flat, at + w * xs_w, sw * xs_w, o, ob + a * n_chan, n_chan, oi,
