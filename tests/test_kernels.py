@@ -322,7 +322,7 @@ LOOP_CASES = {
     # Ceil mode gives a window past the end; phase rows as long as output rows: pooled in place.
     "pool_planes": ((2, 3, 11, 13), dict(kernel=(3, 2), strides=(2, 2), pads_begin=(1, 0),
                                          pads_end=(1, 1), dilations=(1, 1), rounding_type="ceil")),
-    # Three adjacent w taps at stride 2 (f16 and bf16 take pool_planes). Rows every 2*out_w elements:
+    # Three adjacent w taps at stride 2. Rows every 2*out_w elements:
     # the w pass is one loop over the plane (more than a _fold_w3 chunk), its border columns redone.
     "pool_folds": ((2, 3, 41, 30), dict(kernel=(3, 3), strides=(2, 2), pads_begin=(1, 1), pads_end=(1, 1))),
     # Stride 1, rows folded one by one (9 inputs, 8 outputs per row); borders on both sides.
@@ -378,10 +378,8 @@ def test_each_loop_matches_reference(loop: str, preset: str, monkeypatch: pytest
     if name == "pool_separable_nxc":  # bands of 4 output rows: several per image, the last partial
         monkeypatch.setattr(_launch, "_band_rows", lambda geom, bounds: 4)
     rng = np.random.default_rng(7)
-    # pool_folds does not take f16 and bf16 (their loads convert keys: planes were faster).
-    dtypes = [d for d in DTYPES if d not in (np.float16, ml_dtypes.bfloat16)] if name == "pool_folds" else DTYPES
     for layout in layouts:
-        for dtype in dtypes:
+        for dtype in DTYPES:
             x = _data(rng, shape, dtype)
             if layout == "NXC":
                 x = np.ascontiguousarray(np.moveaxis(x, 1, -1))

@@ -32,16 +32,13 @@ GROUPS = ((pool_separable, pool_separable_nxc, pool_folds),
            pool_plane_lanes))
 STORAGE_TYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.uint8, np.int32, np.int64)) + tuple(
     _STORAGE.values())
-# f16 and bf16 (stored as int16 and uint16) never take pool_folds.
-_SKIP = {(pool_folds, np.dtype(np.int16)), (pool_folds, np.dtype(np.uint16))}
 
 
 def compile_group(group: int) -> None:
     """Compile (or load from the cache) every kernel of ``GROUPS[group]`` for every element type."""
     for kernel in GROUPS[group]:
         for dtype in STORAGE_TYPES:
-            if (kernel, dtype) not in _SKIP:
-                _compiled(kernel, dtype)
+            _compiled(kernel, dtype)
 
 
 def compile_all() -> None:
