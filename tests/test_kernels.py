@@ -102,6 +102,16 @@ def _max_pool_case(rng: np.random.Generator, large: bool = False) -> tuple[np.nd
     return _layout(rng, x), attrs
 
 
+def _chosen_kernels(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """A list that receives every kernel the launcher compiles or loads from now on."""
+    from ndpool._kernels import _launch
+
+    chosen: list[object] = []
+    real = _launch._compiled
+    monkeypatch.setattr(_launch, "_compiled", lambda kernel, dtype: chosen.append(kernel) or real(kernel, dtype))
+    return chosen
+
+
 def test_numba_backend_is_the_default() -> None:
     assert _dispatch.backend_name() == "numba"
 
@@ -157,9 +167,7 @@ def test_adaptive_even_bins_run_as_max_pool(preset: str, monkeypatch: pytest.Mon
     result bit for bit (against the reference), on every dtype, both layouts, both index types."""
     from ndpool._kernels import _launch
 
-    chosen: list[object] = []
-    real = _launch._compiled
-    monkeypatch.setattr(_launch, "_compiled", lambda kernel, dtype: chosen.append(kernel) or real(kernel, dtype))
+    chosen = _chosen_kernels(monkeypatch)
     rng = np.random.default_rng(11)
     for shape, out in [((2, 3, 8, 6), (4, 3)), ((1, 40, 6, 4), (3, 2)), ((1, 2, 4, 6, 9), (2, 3, 3))]:
         for dtype in DTYPES:
@@ -183,9 +191,7 @@ def test_plane_lanes_on_views_and_adaptive_bins(preset: str, monkeypatch: pytest
     (The random grid has too few planes to reach it.)"""
     from ndpool._kernels import _launch
 
-    chosen: list[object] = []
-    real = _launch._compiled
-    monkeypatch.setattr(_launch, "_compiled", lambda kernel, dtype: chosen.append(kernel) or real(kernel, dtype))
+    chosen = _chosen_kernels(monkeypatch)
     rng = np.random.default_rng(12)
     for dtype in DTYPES:
         base = _data(rng, (3, 50, 6, 9), dtype)
@@ -366,9 +372,7 @@ def test_each_loop_matches_reference(loop: str, preset: str, monkeypatch: pytest
     """The loop is really chosen (checked), and exact on every dtype, in both layouts where it runs."""
     from ndpool._kernels import _launch
 
-    chosen: list[object] = []
-    real = _launch._compiled
-    monkeypatch.setattr(_launch, "_compiled", lambda kernel, dtype: chosen.append(kernel) or real(kernel, dtype))
+    chosen = _chosen_kernels(monkeypatch)
     shape, attrs = LOOP_CASES[loop]
     name = loop.split()[0]
     if name.startswith("pool_channel") or name == "pool_separable_nxc":

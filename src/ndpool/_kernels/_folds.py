@@ -235,6 +235,7 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
     # h pass or by the 3-D h pass a d position's share at a time, its output by the pass writing it.
     span = (in_d - 1) * xs_d + (in_h - 1) * xs_h + in_w * xs_w
     compact = min(xs_d, xs_h, xs_w) >= 0 and span <= rows * in_w + in_w
+    none = np.int64(0)  # no lines (a literal 0 argument would compile _fold_rows once more)
     for plane_no in range(row_lo, row_hi):
         n = plane_no // n_chan
         c = plane_no % n_chan
@@ -245,7 +246,6 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
         next_in = xoff + ((plane_no + 1) // n_chan) * xs_n + ((plane_no + 1) % n_chan) * xs_c
         in_len = 0 if last or not compact else span
         out_len = 0 if last else plane_out
-        none = np.int64(0)  # no lines (a literal 0 argument would compile _fold_rows once more)
         nan_long = False
         if long_w:
             count = (rows - 1) * out_w + hi_start - lo_end

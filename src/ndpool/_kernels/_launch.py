@@ -214,7 +214,7 @@ def _band_rows(geom: PoolGeometry, bounds: Bounds) -> int:
     stay within about 2**19 elements, 2 MB of f32 in L2 (the halo of k_h - 1 input rows is folded
     along w again by the next band)."""
     row = geom.out_size[-1] * geom.channels
-    halo = (geom.kernel[-2] - 1) * geom.dilations[-2] if len(geom.in_size) == 2 else 0
+    halo = geom.extent[-2] - 1 if len(geom.in_size) == 2 else 0
     stride = geom.strides[-2] if len(geom.in_size) == 2 else 1
     return max(1, ((1 << 19) // max(row, 1) - halo) // stride)
 
@@ -318,7 +318,7 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
             kernel, rows = pool_folds, planes
         elif width_kernel is pool_plane_lanes:
             kernel = pool_plane_lanes
-            rows = plane_lanes_blocks(planes, math.prod(x5.shape[2:]))
+            rows = plane_lanes_blocks(planes, geom.plane_size)
         elif width_kernel is pool_planes and planes_fit(p, x5.shape, out5.shape):
             kernel, rows = pool_planes, planes
         else:

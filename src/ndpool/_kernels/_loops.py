@@ -138,16 +138,12 @@ def _update_rule(src, s0, s_step, dst, d0, d_step, dsti, runs, lanes, f, f_step,
         a0, b0, g = s0 + r * s_step, d0 + r * d_step, f + r * f_step
         if want_idx:
             for i in range(lanes):
-                a, b = np.uint64(a0 + i), np.uint64(b0 + i)
-                v, m = src[a], dst[b]
-                take = _wins(as_key(v), as_key(m), nan_takes, hold)
-                dst[b] = v if take else m
-                dsti[b] = g + i * step if take else dsti[b]
+                b = np.uint64(b0 + i)
+                dst[b], dsti[b] = _take(src, a0, i, g, step, dst[b], dsti[b], nan_takes, hold)
         else:
             for i in range(lanes):
-                a, b = np.uint64(a0 + i), np.uint64(b0 + i)
-                v, m = src[a], dst[b]
-                dst[b] = v if _wins(as_key(v), as_key(m), nan_takes, hold) else m
+                b = np.uint64(b0 + i)
+                dst[b] = _take_value(src, a0, i, dst[b], nan_takes, hold)
 
 
 @njit(inline="always")
@@ -164,28 +160,16 @@ def _update_pair_at(src, sa, sb, dst, d0, dsti, count, fa, fb, step, want_idx, n
 
 @kernel
 def _update_pair_rule(src, sa, sb, dst, d0, dsti, count, fa, fb, step, want_idx, nan_takes, hold, sz, fz):  # type: ignore[no-untyped-def]
-    seeded = sz >= 0
-    if want_idx:
+    if sz < 0:
+        _two_taps(src, sa, sb, fa, fb, dst, d0, dsti, count, step, want_idx, nan_takes, hold)
+    elif want_idx:
         for i in range(count):
-            b = np.uint64(d0 + i)
-            if seeded:
-                m, mi = src[np.uint64(sz + i)], fz + i * step
-            else:
-                m, mi = dst[b], dsti[b]
-            v = src[np.uint64(sa + i)]
-            take = _wins(as_key(v), as_key(m), nan_takes, hold)
-            m, mi = (v, fa + i * step) if take else (m, mi)
-            v = src[np.uint64(sb + i)]
-            take = _wins(as_key(v), as_key(m), nan_takes, hold)
-            dst[b], dsti[b] = (v, fb + i * step) if take else (m, mi)
+            m, mi = _take(src, sa, i, fa, step, src[np.uint64(sz + i)], fz + i * step, nan_takes, hold)
+            dst[np.uint64(d0 + i)], dsti[np.uint64(d0 + i)] = _take(src, sb, i, fb, step, m, mi, nan_takes, hold)
     else:
         for i in range(count):
-            b = np.uint64(d0 + i)
-            m = src[np.uint64(sz + i)] if seeded else dst[b]
-            v = src[np.uint64(sa + i)]
-            m = v if _wins(as_key(v), as_key(m), nan_takes, hold) else m
-            v = src[np.uint64(sb + i)]
-            dst[b] = v if _wins(as_key(v), as_key(m), nan_takes, hold) else m
+            m = _take_value(src, sa, i, src[np.uint64(sz + i)], nan_takes, hold)
+            dst[np.uint64(d0 + i)] = _take_value(src, sb, i, m, nan_takes, hold)
 
 
 @njit(inline="always")
