@@ -312,6 +312,16 @@ LOOP_CASES = {
     "pool_separable_nxc (strides)": ((1, 3, 27, 36), dict(kernel=(9, 11), strides=(1, 2), pads_begin=(2, 5),
                                                           pads_end=(3, 10), dilations=(2, 1), rounding_type="ceil")),
     "pool_separable_nxc (1-D)": ((2, 7, 50), dict(kernel=(15,), strides=(1,), pads_begin=(7,), pads_end=(7,))),
+    # Large windows without indices (1-D and 2-D): rows through doubling levels. Units of 3 output rows
+    # by 5 columns here (patched below): bands and strips with partial last ones, rows entering the
+    # ring before the band's first window; dilation on both axes, stride 1 (one run per row).
+    "pool_sliding": ((2, 3, 23, 29), dict(kernel=(6, 9), strides=(1, 1), pads_begin=(4, 2), pads_end=(2, 6),
+                                          dilations=(2, 3))),
+    # Strides (a window at a time along w on NXC data), ceil rounding, empty windows (pads past the
+    # kernel: no tap on either axis) and a 1-D case.
+    "pool_sliding (strides)": ((1, 4, 17, 40), dict(kernel=(5, 7), strides=(2, 3), pads_begin=(6, 1),
+                                                    pads_end=(1, 9), rounding_type="ceil")),
+    "pool_sliding (1-D)": ((2, 3, 61), dict(kernel=(16,), strides=(1,), pads_begin=(3,), pads_end=(12,))),
     "pool_width_inner": ((1, 2, 3, 700), dict(kernel=(2, 5), strides=(1, 1), pads_begin=(1, 4),
                                               pads_end=(1, 2), dilations=(1, 2))),
     # One and two w taps: the seeding pass alone, and one pair.
@@ -378,9 +388,15 @@ def test_each_loop_matches_reference(loop: str, preset: str, monkeypatch: pytest
     if name.startswith("pool_channel") or name == "pool_separable_nxc":
         layouts = ["NXC"]
     else:  # (2-D NXC data with large windows takes pool_separable_nxc; 3-D stays with pool_separable)
-        layouts = ["NCX", "NXC"] if name == "pool_separable" and len(shape) == 5 else ["NCX"]
+        layouts = ["NCX", "NXC"] if name == "pool_sliding" or name == "pool_separable" and len(shape) == 5 else ["NCX"]
+    # pool_sliding (without indices only) is pinned here whether or not it pays, and kept from the
+    # cases of the other loops (their values-only runs would take it where it pays).
+    indices = [False] if name == "pool_sliding" else [True, False]
+    monkeypatch.setattr(_launch, "_sliding_pays", lambda x, geom: name == "pool_sliding")
     if name == "pool_separable_nxc":  # bands of 4 output rows: several per image, the last partial
         monkeypatch.setattr(_launch, "_band_rows", lambda geom, bounds: 4)
+    if name == "pool_sliding":  # units of 3 output rows by 5 columns
+        monkeypatch.setattr(_launch, "_sliding_units", lambda geom, adjacent: (3, 5))
     rng = np.random.default_rng(7)
     for layout in layouts:
         for dtype in DTYPES:
@@ -388,13 +404,42 @@ def test_each_loop_matches_reference(loop: str, preset: str, monkeypatch: pytest
             if layout == "NXC":
                 x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
             call = dict(attrs, data_format=layout, semantics=preset, return_indices=True)
-            for want_indices in (True, False):
+            for want_indices in indices:
                 call["return_indices"] = want_indices
                 expected = _run("numpy", ndpool.max_pool, x, **call)
                 got = _run("numba", ndpool.max_pool, x, **call)
                 for e, g in zip(*(r if want_indices else (r,) for r in (expected, got)), strict=True):
                     assert np.array_equal(_bits(e), _bits(g)), (loop, dtype, preset, layout, want_indices)
     assert chosen and all(kernel is getattr(_launch, name) for kernel in chosen), (loop, chosen)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_sliding_on_any_window_and_unit(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pool_sliding forced on random cases without indices (small and large windows, every preset,
+    dtype and layout), in random units of a few output rows and columns: bands and strips that
+    start or end in the pads, or hold only empty windows."""
+    from ndpool._kernels import _launch
+
+    chosen = _chosen_kernels(monkeypatch)
+    rng = np.random.default_rng(seed + 2)
+    monkeypatch.setattr(_launch, "_sliding_pays", lambda x, geom: True)
+    units = [(1, 1)]
+    monkeypatch.setattr(_launch, "_sliding_units", lambda geom, adjacent: units[0])
+    checked = 0
+    for case in range(150):
+        x, attrs = _max_pool_case(rng, large=bool(rng.random() < 0.5))
+        attrs["return_indices"] = False
+        units[0] = (int(rng.integers(1, 5)), int(rng.integers(1, 7)))
+        try:
+            expected = _run("numpy", ndpool.max_pool, x, **attrs)
+        except ndpool.PoolingError:
+            continue
+        got = _run("numba", ndpool.max_pool, x, **attrs)
+        assert np.array_equal(_bits(expected), _bits(got)), (
+            f"seed {seed} case {case}: {x.dtype} {x.shape} strides {x.strides} {attrs} units {units[0]}")
+        checked += x.ndim <= 4 and got.size > 0
+    assert checked > 50
+    assert _launch.pool_sliding in chosen
 
 
 def test_precompile_covers_every_kernel_once() -> None:

@@ -23,11 +23,12 @@ from ._plane_lanes import pool_plane_lanes
 from ._planes import pool_planes
 from ._separable import pool_separable
 from ._separable_nxc import pool_separable_nxc
+from ._sliding import pool_sliding
 
 # Kernels that call the same compiled helpers stay in one group (separable ones share the tables
 # and fix-ups; the row loops share _loops' update runs, and pool_plane_lanes calls
 # pool_channels_inner). About equal compile times.
-GROUPS = ((pool_separable, pool_separable_nxc, pool_folds),
+GROUPS = ((pool_separable, pool_separable_nxc, pool_folds, pool_sliding),
           (pool_planes, pool_width_inner, pool_channels_inner, pool_channel_runs, adaptive_width_inner,
            pool_plane_lanes))
 STORAGE_TYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.uint8, np.int32, np.int64)) + tuple(

@@ -71,8 +71,8 @@ def pool_separable_nxc(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, ro
             _strip_pass(work, iwork, wb, h_last - h_first + 1, lanes_h, th, dh, top_h, k_h,
                         iwork[rel:rel + oh1 - oh0], win[1, 1, oh0:oh1], win[1, 2, oh0:oh1], oh1 - oh0,
                         o_all, oi_all, (n * out_h + oh0) * lanes_h, want_idx, nan_takes, hold, nan_bottom)
-        _finish_band(o_all, oi_all, flat, xoff + n * xs_n, xs_h, xs_w, xs_c, n, oh0, oh1, out_h, out_w, n_chan,
-                     win, dil, p, empty)
+        _finish_band(o_all, oi_all, flat, xoff + n * xs_n, xs_h, xs_w, xs_c, n, oh0, oh1, 0, out_w, out_h, out_w,
+                     n_chan, win, dil, p, empty)
 
 
 @njit(inline="always")
@@ -104,9 +104,10 @@ def _band_input_rows(band, stride_h, k_h, dil_h):  # type: ignore[no-untyped-def
 
 
 @njit(inline="always")
-def _finish_band(o, oi, flat, at_n, xs_h, xs_w, xs_c, n, oh0, oh1, out_h, out_w, n_chan, win, dil, p, empty):  # type: ignore[no-untyped-def]
-    """The band's outputs folded by the later-wins rule become the preset's (as _finish_plane, with
-    each channel's plane offset in its indices, which the passes carried already)."""
+def _finish_band(o, oi, flat, at_n, xs_h, xs_w, xs_c, n, oh0, oh1, ow0, ow1, out_h, out_w, n_chan, win, dil, p, empty):  # type: ignore[no-untyped-def]
+    """The band's outputs (rows oh0..oh1, columns ow0..ow1) folded by the later-wins rule become the
+    preset's (as _finish_plane, with each channel's plane offset in its indices, which the passes
+    carried already)."""
     want_idx, seed_lowest, _, _ = _rules(p)
     first_valid = p[21] != 0
     off_n, off_c, _, st_h, st_w, empty_idx, use_off = _index_params(p)
@@ -115,7 +116,7 @@ def _finish_band(o, oi, flat, at_n, xs_h, xs_w, xs_c, n, oh0, oh1, out_h, out_w,
     for oh in range(oh0, oh1):
         empty_h = win[1, 1, oh] >= win[1, 2, oh]
         h = win[1, 0, oh] + win[1, 1, oh] * dh
-        for ow in range(out_w):
+        for ow in range(ow0, ow1):
             k0 = ((n * out_h + oh) * out_w + ow) * n_chan
             if empty_h or win[2, 1, ow] >= win[2, 2, ow]:
                 for c in range(n_chan):
