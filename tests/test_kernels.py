@@ -322,6 +322,8 @@ LOOP_CASES = {
     "pool_sliding (strides)": ((1, 4, 17, 40), dict(kernel=(5, 7), strides=(2, 3), pads_begin=(6, 1),
                                                     pads_end=(1, 9), rounding_type="ceil")),
     "pool_sliding (1-D)": ((2, 3, 61), dict(kernel=(16,), strides=(1,), pads_begin=(3,), pads_end=(12,))),
+    # No input row at all: every window is empty, and the ring has no rows.
+    "pool_sliding (no rows)": ((1, 3, 0, 16), dict(kernel=(3, 3), strides=(1, 1), pads_begin=(2, 2), pads_end=(2, 2))),
     "pool_width_inner": ((1, 2, 3, 700), dict(kernel=(2, 5), strides=(1, 1), pads_begin=(1, 4),
                                               pads_end=(1, 2), dilations=(1, 2))),
     # One and two w taps: the seeding pass alone, and one pair.

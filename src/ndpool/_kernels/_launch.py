@@ -14,7 +14,7 @@ import functools
 import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 import ml_dtypes
 import numba
@@ -34,9 +34,9 @@ from ._loops import (
 )
 from ._plane_lanes import plane_lanes_blocks, plane_lanes_scratch, pool_plane_lanes
 from ._planes import planes_fit, planes_scratch, pool_planes
-from ._separable import _level_of, pool_separable, separable_scratch
+from ._separable import pool_separable, separable_scratch
 from ._separable_nxc import pool_separable_nxc, separable_nxc_scratch
-from ._sliding import _quarter_level, pool_sliding, sliding_scratch
+from ._sliding import _quarter_level, _sliding_layout, pool_sliding, sliding_scratch
 
 __all__ = ["adaptive_max_pool_numba", "max_pool_numba"]
 
@@ -228,19 +228,24 @@ def _sliding_pays(x: np.ndarray, geom: PoolGeometry) -> bool:
         return False
     adjacent = _channels_adjacent(x, geom)
     lanes = geom.channels if adjacent else 1
-    two_d = len(geom.in_size) == 2
-    k_h, k_w = (geom.kernel[-2] if two_d else 1), geom.kernel[-1]
-    in_h = geom.in_size[-2] if two_d else 1
-    out_w = geom.out_size[-1]
     strip = _sliding_units(geom, adjacent)[1]
-    padded = (strip - 1) * geom.strides[-1] + geom.extent[-1]
-    levels_w, levels_h = int(_quarter_level.py_func(k_w)), int(_level_of.py_func(k_h))  # type: ignore[no-untyped-call]
-    strips = -(-out_w // strip)
-    row = strips * ((padded * (levels_w + 2) + strip * (levels_h + 1)) * lanes + 64 * (levels_w + levels_h + 3))
+    padded, _, top_h, scratch = _sliding_layout_of(geom, strip, lanes)
+    top_w = int(_quarter_level.py_func(geom.kernel[-1]))  # type: ignore[no-untyped-call]
+    strips = -(-geom.out_size[-1] // strip)
+    row = strips * ((padded * (top_w + 2) + strip * (top_h + 1)) * lanes + 64 * (top_w + top_h + 3))
+    in_h = geom.in_size[-2] if len(geom.in_size) == 2 else 1
     sliding = geom.batch * (1 if adjacent else geom.channels) * in_h * row
     direct = math.prod(geom.out_size) * geom.batch * geom.channels * math.prod(geom.kernel)
-    ring = (levels_h + 1) * min(in_h, geom.extent[-2] + geom.dilations[-2] if two_d else 1) * strip * lanes
-    return bool(sliding * 1.5 < direct and 2 * padded * lanes + ring <= _SLIDING_MAX_SCRATCH)
+    return sliding * 1.5 < direct and scratch <= _SLIDING_MAX_SCRATCH
+
+
+def _sliding_layout_of(geom: PoolGeometry, strip: int, lanes: int) -> tuple[int, int, int, int]:
+    """_sliding._sliding_layout for this geometry (1-D: one row, one tap along h)."""
+    two_d = len(geom.in_size) == 2
+    in_h, k_h, dh = (geom.in_size[-2], geom.kernel[-2], geom.dilations[-2]) if two_d else (1, 1, 1)
+    sw, k_w, dw = geom.strides[-1], geom.kernel[-1], geom.dilations[-1]
+    layout = _sliding_layout.py_func(in_h, sw, k_h, k_w, dh, dw, strip, lanes)  # type: ignore[no-untyped-call]
+    return tuple(int(v) for v in layout)  # type: ignore[return-value]
 
 
 def _gather_block(geom: _Planes) -> int:
@@ -268,10 +273,9 @@ def _sliding_units(geom: PoolGeometry, adjacent: bool) -> tuple[int, int]:
     out_h = geom.out_size[-2] if len(geom.in_size) == 2 else 1
     out_w = geom.out_size[-1]
     extent_h = geom.extent[-2] if len(geom.in_size) == 2 else 1
-    dil_h = geom.dilations[-2] if len(geom.in_size) == 2 else 1
-    k_h = geom.kernel[-2] if len(geom.in_size) == 2 else 1
-    ring = k_h.bit_length() * (extent_h + dil_h) * lanes  # elements per output column
-    strip = min(out_w, max(4 * geom.extent[-1], _SLIDING_RING // ring))
+    _, ring, top_h, _ = _sliding_layout_of(geom, 1, lanes)
+    per_column = max((top_h + 1) * ring * lanes, 1)  # ring elements per output column
+    strip = min(out_w, max(4 * geom.extent[-1], _SLIDING_RING // per_column))
     units = (geom.batch if adjacent else geom.batch * geom.channels) * -(-out_w // strip)
     wanted = -(-4 * numba.get_num_threads() // max(units, 1))
     bands = max(1, min(wanted, out_h // (4 * extent_h)))
@@ -345,9 +349,9 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
     nxc_bands = separable and adjacent and len(geom.in_size) <= 2 and not sliding
     strip = 0
     if sliding:
-        block, strip = _sliding_units(geom, adjacent)
+        block, strip = _sliding_units(cast(PoolGeometry, geom), adjacent)  # (separable: MaxPool only)
     elif nxc_bands:
-        block = _band_rows(geom, bounds)
+        block = _band_rows(cast(PoolGeometry, geom), bounds)
     else:
         block = _gather_block(geom) if separable and adjacent else 1
     if out5.size:

@@ -106,17 +106,23 @@ def _quarters(c, t):  # type: ignore[no-untyped-def]
 
 
 @njit(inline="always")
-def _sliding_layout(p, lanes):  # type: ignore[no-untyped-def]
+def _sliding_layout(in_h, sw, k_h, k_w, dh, dw, strip, lanes):  # type: ignore[no-untyped-def]
     """(longest padded row, ring rows, levels of h, scratch elements) of a unit of pool_sliding:
     two padded rows of a strip's taps (the w levels ping-pong), then levels x ring rows of a
-    strip's outputs (strip x lanes values)."""
-    in_h, sw, k_h, k_w, dh, dw, strip = p[16], p[24], p[32], p[33], p[40], p[41], p[43]
+    strip's outputs (strip x lanes values). The kernel, its scratch size and the launcher's
+    choice of units all take them from here."""
     padded = (strip - 1) * sw + (k_w - 1) * dw + 1
     # A row leaves the ring once no later output needs it: (k_h - 1)*dh + 1 rows back, and dh
     # more because with dilation an output's last tap can precede the previous output's.
     ring = min(in_h, (k_h - 1) * dh + 1 + dh)
     top_h = _level_of(k_h)
     return padded, ring, top_h, 2 * padded * lanes + (top_h + 1) * ring * strip * lanes
+
+
+@njit(inline="always")
+def _layout_of(p, lanes):  # type: ignore[no-untyped-def]
+    """_sliding_layout from the parameter vector (p[43]: the strip)."""
+    return _sliding_layout(p[16], p[24], p[32], p[33], p[40], p[41], p[43], lanes)
 
 
 @kernel
@@ -138,7 +144,7 @@ def pool_sliding(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, 
     n_strips = (out_w + strip - 1) // strip
     never = empty[1]
     xs_n, xs_c, xs_h, xs_w = xst[0], xst[1], xst[3], xst[4]
-    padded, ring, top_h, _ = _sliding_layout(p, lanes)
+    padded, ring, top_h, _ = _layout_of(p, lanes)
     top_w = _quarter_level(k_w)
     span_w = (k_w - 1) * dw + 1
     ring0 = 2 * padded * lanes
@@ -266,5 +272,5 @@ def sliding_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) 
     """(elements, int64s) of scratch ``pool_sliding`` takes per thread (see _sliding_layout)."""
     channels_last = int(p[42]) != 0
     lanes = out5[4] if channels_last else 1
-    _, ring, top_h, elements = _sliding_layout.py_func([int(v) for v in p], lanes)
+    _, ring, top_h, elements = _layout_of.py_func([int(v) for v in p], lanes)
     return int(elements), int((top_h + 1) * ring)
