@@ -390,7 +390,8 @@ def test_each_loop_matches_reference(loop: str, preset: str, monkeypatch: pytest
     if name.startswith("pool_channel") or name == "pool_separable_nxc":
         layouts = ["NXC"]
     else:  # (2-D NXC data with large windows takes pool_separable_nxc; 3-D stays with pool_separable)
-        layouts = ["NCX", "NXC"] if name == "pool_sliding" or name == "pool_separable" and len(shape) == 5 else ["NCX"]
+        both = name == "pool_sliding" or (name == "pool_separable" and len(shape) == 5)
+        layouts = ["NCX", "NXC"] if both else ["NCX"]
     # pool_sliding (without indices only) is pinned here whether or not it pays, and kept from the
     # cases of the other loops (their values-only runs would take it where it pays).
     indices = [False] if name == "pool_sliding" else [True, False]

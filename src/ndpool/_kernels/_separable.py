@@ -65,7 +65,8 @@ def _combine_run(val, idx, a, gap, step, out, outi, o, count, want_idx, nan_take
     (later), for i < count."""
     # The rule's flags are read at run time: a loop per rule (constants) was up to 30% faster but,
     # inlined at every call site, doubled the kernel's compile time. Integers have one rule.
-    if nan_free(val):
+    # (pool_sliding passes its rules only for rows that hold a NaN: without, the plain loop.)
+    if nan_free(val) or not (nan_takes or nan_bottom):
         _combine_rule(val, idx, a, gap, step, out, outi, o, count, want_idx, False, False, False)
     else:
         _combine_rule(val, idx, a, gap, step, out, outi, o, count, want_idx, nan_takes, hold, nan_bottom)

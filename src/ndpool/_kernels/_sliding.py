@@ -31,7 +31,7 @@ from ._jit import kernel
 from ._keys import as_key
 from ._loops import _rules
 from ._prefetch import LINE, prefetch_read, prefetch_write
-from ._separable import _later_wins, _level_of
+from ._separable import _combine_run, _later_wins, _level_of
 from ._separable_nxc import _finish_band
 
 
@@ -39,18 +39,11 @@ from ._separable_nxc import _finish_band
 AHEAD = 4
 
 
-@kernel  # compiled once and called per row and level (inlined, NCX SPP was only 5% faster)
-def _fold_run(src, a, b, step, dst, o, count, nan, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
-    """dst[o + i] = the later-wins fold of src[a + i*step] (earlier) and src[b + i*step] (later)."""
-    if step == 1 and not nan:
-        for i in range(count):
-            e, later = src[np.uint64(a + i)], src[np.uint64(b + i)]
-            dst[np.uint64(o + i)] = later if as_key(later) > as_key(e) else e
-    else:
-        for i in range(count):
-            e, later = src[np.uint64(a + i * step)], src[np.uint64(b + i * step)]
-            take = _later_wins(as_key(later), as_key(e), nan & nan_takes, hold, nan & nan_bottom)
-            dst[np.uint64(o + i)] = later if take else e
+@njit(inline="always")
+def _fold2(src, iwork, a, b, dst, o, count, nan, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
+    """dst[o + i] = the later-wins fold of src[a + i] (earlier) and src[b + i] (later): pool_separable's
+    _combine_run, with the NaN terms only where the rows hold a NaN (``iwork``: its unused indices)."""
+    _combine_run(src, iwork, a, b - a, 1, dst, iwork, o, count, False, nan & nan_takes, hold, nan & nan_bottom)
 
 
 @kernel  # compiled once and called per row
@@ -193,8 +186,8 @@ def pool_sliding(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, 
                 a = o_unit + (oh + 1) * out_w * lanes
                 for e in range(a, a + lanes_out, line):
                     prefetch_write(o_all, np.uint64(e))
-            nan = _w_pass(flat, at_plane + r * xs_h, xs_w, xs_c, c0, c1, lanes, w0, w1, work, top_w, k_w, dw, sw,
-                          ow1 - ow0, ring0 + slot * ring_row, never, nan_takes, hold, nan_bottom)
+            nan = _w_pass(flat, at_plane + r * xs_h, contiguous, xs_w, xs_c, c0, c1, lanes, w0, w1, work, iwork,
+                          top_w, k_w, dw, sw, ow1 - ow0, ring0 + slot * ring_row, never, nan_takes, hold, nan_bottom)
             iwork[slot] = nan
             for t in range(1, top_h + 1):  # level t gains the row whose 2**t taps end at r
                 j = r - ((1 << t) - 1) * dh
@@ -203,9 +196,9 @@ def pool_sliding(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, 
                 a = (j - h_first) % ring
                 b = (j + (1 << (t - 1)) * dh - h_first) % ring
                 nan_ab = iwork[(t - 1) * ring + a] | iwork[(t - 1) * ring + b]
-                _fold_run(work, ring0 + ((t - 1) * ring + a) * ring_row, ring0 + ((t - 1) * ring + b) * ring_row,
-                          1, work, ring0 + (t * ring + a) * ring_row, lanes_out, nan_ab != 0, nan_takes, hold,
-                          nan_bottom)
+                at = ring0 + (t - 1) * ring * ring_row
+                _fold2(work, iwork, at + a * ring_row, at + b * ring_row, work, ring0 + (t * ring + a) * ring_row,
+                       lanes_out, nan_ab != 0, nan_takes, hold, nan_bottom)
                 iwork[t * ring + a] = nan_ab
             while oh < oh1:  # output rows whose last tap has arrived
                 f, e = win[1, 1, oh], win[1, 2, oh]
@@ -217,8 +210,8 @@ def pool_sliding(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, 
                     at = ring0 + t * ring * ring_row
                     a, b = (lo - h_first) % ring, (lo + (e - f - (1 << t)) * dh - h_first) % ring
                     nan_ab = iwork[t * ring + a] | iwork[t * ring + b]
-                    _fold_run(work, at + a * ring_row, at + b * ring_row, 1, o_all, o_unit + oh * out_w * lanes,
-                              lanes_out, nan_ab != 0, nan_takes, hold, nan_bottom)
+                    _fold2(work, iwork, at + a * ring_row, at + b * ring_row, o_all, o_unit + oh * out_w * lanes,
+                           lanes_out, nan_ab != 0, nan_takes, hold, nan_bottom)
                 oh += 1
         if needs_fix:
             _finish_band(o_all, idx.reshape(-1), flat, at_plane, xs_h, xs_w, xs_c, plane, oh0, oh1, ow0, ow1, out_h,
@@ -226,8 +219,8 @@ def pool_sliding(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, 
 
 
 @njit(inline="always")
-def _w_pass(flat, at, xs_w, xs_c, c0, c1, lanes, w0, w1, work, top_w, k_w, dw, sw, n_out, o, never, nan_takes, hold,
-            nan_bottom):  # type: ignore[no-untyped-def]
+def _w_pass(flat, at, contiguous, xs_w, xs_c, c0, c1, lanes, w0, w1, work, iwork, top_w, k_w, dw, sw, n_out, o,  # type: ignore[no-untyped-def]
+            never, nan_takes, hold, nan_bottom):
     """Positions w0..w1 of input row ``at`` (never outside the row: c0..c1 are in it) folded along
     w into n_out x lanes values at ``o`` of work; whether the row's positions hold a NaN."""
     row_len = (w1 - w0) * lanes
@@ -235,7 +228,7 @@ def _w_pass(flat, at, xs_w, xs_c, c0, c1, lanes, w0, w1, work, top_w, k_w, dw, s
     for i in range(body):
         work[np.uint64(i)] = never
     nan = False
-    if lanes == 1 and xs_w == 1 or xs_c == 1 and xs_w == lanes:  # the row is contiguous
+    if contiguous:
         a = at + c0 * lanes
         for i in range(tail - body):
             v = flat[np.uint64(a + i)]
@@ -254,7 +247,7 @@ def _w_pass(flat, at, xs_w, xs_c, c0, c1, lanes, w0, w1, work, top_w, k_w, dw, s
     src, other = 0, row_len  # level 0 at 0, level 1 after it, level 2 at 0 again...
     for t in range(top_w):
         shift = (1 << t) * dw * lanes
-        _fold_run(work, src, src + shift, 1, work, other, row_len - shift, nan, nan_takes, hold, nan_bottom)
+        _fold2(work, iwork, src, src + shift, work, other, row_len - shift, nan, nan_takes, hold, nan_bottom)
         src, other = other, src
     q0, q1, q2, q3 = _quarters(k_w, top_w)
     b, c, d = src + q1 * dw * lanes, src + q2 * dw * lanes, src + q3 * dw * lanes
