@@ -181,7 +181,7 @@ def test_adaptive_even_bins_run_as_max_pool(preset: str, monkeypatch: pytest.Mon
                     for e, g in zip(expected, got, strict=True):
                         assert np.array_equal(_bits(e), _bits(g)), (shape, out, dtype, layout, index_type)
     assert chosen and all(k in (_launch.pool_planes, _launch.pool_channels_inner, _launch.pool_channel_runs,
-                                _launch.pool_plane_lanes) for k in chosen), chosen
+                                _launch.pool_channel_blocks, _launch.pool_plane_lanes) for k in chosen), chosen
 
 
 @pytest.mark.parametrize("preset", ["spec", "openvino", "torch"])
@@ -217,6 +217,38 @@ def test_plane_lanes_on_views_and_adaptive_bins(preset: str, monkeypatch: pytest
                 assert chosen == [_launch.pool_plane_lanes], (name, fn, chosen)
                 for e, g in zip(expected, got, strict=True):
                     assert np.array_equal(_bits(e), _bits(g)), (dtype, name, attrs, fn)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_adaptive_blocks_on_many_channels_and_wide_rows(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """AdaptiveMaxPool by blocks of 32 lanes: NXC data with 32 to 70 channels (pool_channel_blocks, its
+    last block overlapping) and NCX rows 32 to 80 wide (adaptive_width_inner's column blocks), also
+    on views: strided channels and reversed rows take the other loops. Bit for bit, every dtype."""
+    from ndpool._kernels import _launch
+
+    chosen = _chosen_kernels(monkeypatch)
+    rng = np.random.default_rng(seed + 3)
+    for case in range(40):
+        nsp = int(rng.integers(1, 4))
+        layout = "NXC" if case % 2 else "NCX"
+        size = [int(i) for i in rng.integers(1, 7, nsp)]
+        if layout == "NCX":
+            size[-1] = int(rng.integers(32, 81))
+        channels = int(rng.integers(32, 71)) if layout == "NXC" else int(rng.integers(1, 4))
+        x = _data(rng, (int(rng.integers(1, 3)), channels, *size), DTYPES[case % len(DTYPES)])
+        if layout == "NXC":
+            x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+        if case % 5 == 4:  # strided channels (NXC), reversed rows (NCX)
+            x = x[..., ::-1] if layout == "NCX" else x[..., ::2]
+        out = tuple(int(rng.integers(1, 2 * i + 2)) for i in size)
+        attrs = dict(data_format=layout, semantics=str(rng.choice(["spec", "openvino", "torch"])),
+                     index_element_type=str(rng.choice(["i32", "i64"])))
+        expected = _run("numpy", ndpool.adaptive_max_pool, x, out, **attrs)
+        got = _run("numba", ndpool.adaptive_max_pool, x, out, **attrs)
+        for e, g in zip(expected, got, strict=True):
+            assert np.array_equal(_bits(e), _bits(g)), (
+                f"seed {seed} case {case}: {x.dtype} {x.shape} strides {x.strides} {out} {attrs}")
+    assert _launch.pool_channel_blocks in chosen and _launch.adaptive_width_inner in chosen, chosen
 
 
 def test_separable_nxc_one_channel_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -358,14 +390,25 @@ LOOP_CASES = {
     # 3-D, output rows shorter than the phase rows: pooled in a scratch block.
     "pool_planes (scratch)": ((1, 2, 6, 7, 9), dict(kernel=(2, 3, 2), strides=(2, 1, 3), pads_begin=(1, 0, 0),
                                                     pads_end=(0, 1, 0), dilations=(1, 2, 1))),
-    # NCX small planes as the lanes of the channels-inner loop: 300 planes, a block of 256 then 44.
+    # NCX small planes as the lanes of the channels-inner loop: 300 planes, a block of 256 then 44
+    # (pool_channel_blocks on both); 270 planes: 256, then 14 (pool_channels_inner).
+    "pool_plane_lanes (short last block)": ((2, 135, 5, 7), dict(kernel=(3, 2), strides=(2, 1), pads_begin=(1, 0),
+                                                                 pads_end=(1, 1))),
     "pool_plane_lanes": ((2, 150, 5, 7), dict(kernel=(3, 2), strides=(2, 1), pads_begin=(1, 0), pads_end=(1, 1),
                                              dilations=(1, 2))),
-    # NXC with many channels: a tap per output.
+    # NXC with many channels: a block of 32 at a time, 40 channels (the second block overlaps the
+    # first); 3-D with 64, ceil rounding and empty windows (a pad past the kernel).
+    "pool_channel_blocks": ((1, 40, 9, 8), dict(kernel=(3, 2), strides=(2, 1), pads_begin=(1, 0),
+                                                pads_end=(2, 1), dilations=(2, 1))),
+    "pool_channel_blocks (3-D)": ((2, 64, 4, 5, 6), dict(kernel=(2, 3, 2), strides=(2, 1, 2), pads_begin=(2, 1, 0),
+                                                         pads_end=(0, 1, 1), dilations=(1, 2, 1),
+                                                         rounding_type="ceil")),
+    # NXC with channels at stride 2 (a view, made below): a tap per output.
     "pool_channels_inner": ((1, 40, 9, 8), dict(kernel=(3, 2), strides=(2, 1), pads_begin=(1, 0),
                                                 pads_end=(2, 1), dilations=(2, 1))),
-    # Windows of one to four taps on the borders (one pass of four, the last tap repeated) and of six
-    # inside (a pass per row of taps, two taps per pass then one).
+    # Windows of one to four taps on the borders and of six inside (a pass per row of taps, two taps per
+    # pass then one). (Its pass of four taps needs unit-stride channels: reached through
+    # "pool_plane_lanes (short last block)" and AdaptiveMaxPool with few channels.)
     "pool_channels_inner (small windows)": ((1, 40, 5, 9), dict(kernel=(2, 3), strides=(1, 2), pads_begin=(1, 1),
                                                                 pads_end=(1, 1))),
     # NXC with few channels: a tap per run of outputs; a pad past the kernel gives empty windows;
@@ -406,6 +449,8 @@ def test_each_loop_matches_reference(loop: str, preset: str, monkeypatch: pytest
             x = _data(rng, shape, dtype)
             if layout == "NXC":
                 x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+            if name == "pool_channels_inner":  # every second channel of a copy: channels at stride 2
+                x = np.repeat(x, 2, axis=-1)[..., ::2]
             call = dict(attrs, data_format=layout, semantics=preset, return_indices=True)
             for want_indices in indices:
                 call["return_indices"] = want_indices

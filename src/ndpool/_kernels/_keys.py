@@ -53,3 +53,16 @@ def _nan_free(values):  # type: ignore[no-untyped-def]
     # (int16/uint16 are f16/bf16 bits here and keep them), which cuts their compile time.
     free = isinstance(values.dtype, types.Integer) and values.dtype.bitwidth != 16
     return (lambda values: True) if free else (lambda values: False)
+
+
+def is_keyed(values):  # type: ignore[no-untyped-def]
+    """Whether an array holds 16-bit float bits, whose keys differ from the values (pure-Python
+    stand-in; compiled below)."""
+    raise NotImplementedError("is_keyed is only callable from compiled code")
+
+
+@overload(is_keyed)
+def _is_keyed(values):  # type: ignore[no-untyped-def]
+    # A constant per element type, like nan_free: the kernels keep the bits beside the keys only then.
+    keyed = values.dtype in (types.int16, types.uint16)
+    return (lambda values: True) if keyed else (lambda values: False)

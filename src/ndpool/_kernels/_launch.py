@@ -24,6 +24,7 @@ from numba import types
 from .. import _semantics as sem
 from .._geometry import AdaptiveGeometry, PoolGeometry, _Planes
 from ._adaptive import adaptive_scratch, adaptive_width_inner
+from ._channel_blocks import LANES, channel_blocks_scratch, pool_channel_blocks
 from ._channel_runs import channel_runs_scratch, pool_channel_runs
 from ._folds import folds_scratch, pool_folds
 from ._loops import (
@@ -48,11 +49,14 @@ _SHORT_ROW = 512
 # Separable and plane scratch is a few planes per thread, the row loop's one plane of phase rows:
 # larger planes take the row loops, splitting input rows again for each output row.
 _SEPARABLE_MAX_PLANE = 1 << 22
-# NXC with up to this many channels: a tap per run of outputs (pool_channel_runs). With more, the
-# per-output loop (pool_channels_inner, a row of w taps per call) was faster (measured side by side
-# on one thread: C=16 1.4x and 3-D C=32 1.5x faster by runs; C=48 1.2x slower; with indices even
-# at C=32).
-_RUNS_MAX_CHANNELS = 32
+# NXC with unit-stride channels: from this many, a block of channels per window with the maxima in
+# registers (pool_channel_blocks); with fewer, MaxPool takes a tap per run of outputs
+# (pool_channel_runs) and AdaptiveMaxPool the per-output loop (pool_channels_inner). Side by side
+# on two threads, blocks against the loops before: 3-D k3s2p1 with 32 channels 3.80 -> 2.55 ms
+# (runs; with i64 indices 7.5 -> 3.5), the NXC stem 8.3 -> 6.5 (with indices 17.3 -> 12.8),
+# AdaptiveMaxPool 8x64x100x100 -> 13x17 1.59 -> 1.05. (Runs had beaten the per-output loop up to
+# 32 channels.)
+_BLOCKS_MIN_CHANNELS = LANES
 # AdaptiveMaxPool bins of up to this many taps that tile the input evenly run as MaxPool windows.
 _EVEN_BINS_MAX_TAPS = 16
 # NCX MaxPool on rows up to this wide (with stride 1 in every axis: the second), and AdaptiveMaxPool
@@ -74,6 +78,7 @@ _MIN_PARALLEL_OUTPUTS = 1 << 14
 # cost an atomic incref/decref pair (60% of the NCX stem's time), so they allocate nothing and carve
 # their buffers out of these two arrays.
 _SCRATCH = {pool_channels_inner: channels_inner_scratch, pool_channel_runs: channel_runs_scratch,
+            pool_channel_blocks: channel_blocks_scratch,
             pool_width_inner: width_inner_scratch,
             pool_planes: planes_scratch, pool_folds: folds_scratch, pool_plane_lanes: plane_lanes_scratch,
             pool_separable: separable_scratch, pool_separable_nxc: separable_nxc_scratch,
@@ -382,10 +387,10 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
         elif separable:
             kernel, rows = pool_separable, geom.batch * -(-geom.channels // block)
         elif channels_inner:
-            # MaxPool's regular windows over few unit-stride channels: a tap per run of outputs.
-            runs = (isinstance(geom, PoolGeometry) and strides[1] == 1
-                    and geom.channels <= _RUNS_MAX_CHANNELS)
-            kernel = pool_channel_runs if runs else pool_channels_inner
+            # (Blocks keep indices as int32 offsets within a plane.)
+            blocks = strides[1] == 1 and geom.channels >= _BLOCKS_MIN_CHANNELS and geom.plane_size < 2**31
+            runs = isinstance(geom, PoolGeometry) and strides[1] == 1 and not blocks
+            kernel = pool_channel_blocks if blocks else pool_channel_runs if runs else pool_channels_inner
             rows = math.prod(out_shape[:3])
         elif width_kernel is pool_folds:
             kernel, rows = pool_folds, planes

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._channel_blocks import LANES, pool_channel_blocks
 from ._jit import kernel
 from ._loops import channels_inner_scratch, pool_channels_inner
 
@@ -24,7 +25,7 @@ from ._loops import channels_inner_scratch, pool_channels_inner
 BLOCK_ELEMENTS = 1 << 16
 # Lanes (planes) per block: at least one f32 vector; up to 256 (on 14x14 planes, one thread, 64
 # lanes took 5.5 ms, 128 4.6, 256 4.3: the inner loop pays per output, whatever its lanes).
-MIN_LANES, MAX_LANES = 16, 256
+MIN_LANES, MAX_LANES = 32, 256
 
 
 @njit(inline="always")
@@ -78,7 +79,11 @@ def pool_plane_lanes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
                             blk_in[np.uint64(to + lane)] = flat[np.uint64(lane_at[lane] + at)]
         o5 = blk_out[:plane_out * nl].reshape((1, out_d, out_h, out_w, nl))
         i5 = blk_idx[:plane_out * nl].reshape((1, out_d, out_h, out_w, nl)) if want_idx else idx
-        pool_channels_inner(blk_in, 0, ist, o5, i5, win, dil, ip, empty, 0, out_d * out_h, inner_work, inner_iwork)
+        if nl >= LANES:  # a block of lanes at a time, in registers (the last block may be short)
+            pool_channel_blocks(blk_in, 0, ist, o5, i5, win, dil, ip, empty, 0, out_d * out_h, inner_work, inner_iwork)
+        else:
+            pool_channels_inner(blk_in, 0, ist, o5, i5, win, dil, ip, empty, 0, out_d * out_h, inner_work,
+                                inner_iwork)
         for lane in range(nl):
             dst = (p0 + lane) * plane_out
             for q in range(plane_out):

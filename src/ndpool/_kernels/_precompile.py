@@ -15,6 +15,7 @@ import sys
 import numpy as np
 
 from ._adaptive import adaptive_width_inner
+from ._channel_blocks import pool_channel_blocks
 from ._channel_runs import pool_channel_runs
 from ._folds import pool_folds
 from ._launch import _STORAGE, _compiled
@@ -27,9 +28,10 @@ from ._sliding import pool_sliding
 
 # Kernels that call the same compiled helpers stay in one group (separable ones share the tables
 # and fix-ups; the row loops share _loops' update runs, and pool_plane_lanes calls
-# pool_channels_inner). About equal compile times.
-GROUPS = ((pool_separable, pool_separable_nxc, pool_folds, pool_sliding),
-          (pool_planes, pool_width_inner, pool_channels_inner, pool_channel_runs, adaptive_width_inner,
+# pool_channels_inner and pool_channel_blocks). adaptive_width_inner calls none: it evens out the
+# compile times.
+GROUPS = ((pool_separable, pool_separable_nxc, pool_folds, pool_sliding, adaptive_width_inner),
+          (pool_planes, pool_width_inner, pool_channels_inner, pool_channel_runs, pool_channel_blocks,
            pool_plane_lanes))
 STORAGE_TYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.uint8, np.int32, np.int64)) + tuple(
     _STORAGE.values())
