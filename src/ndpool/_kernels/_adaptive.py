@@ -138,11 +138,23 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
         oi = idx[n, c, od, oh]
         for ow in range(out_w):
             s_w, e_w = win[2, 0, ow], win[2, 2, ow]
+            # _better orders every pair whatever their arrival: two chains of columns (even and odd
+            # offsets) run side by side, then meet.
             m, mi = col[s_w], col_idx[s_w]
-            for w in range(s_w + 1, s_w + e_w):
+            m2, mi2 = m, mi
+            for w in range(s_w + 1, s_w + e_w - 1, 2):
                 v, iv = col[w], col_idx[w]
-                if _better(as_key(v), iv, as_key(m), mi, nan_top, nan_last, nan_bottom):
-                    m, mi = v, iv
+                better = _better(as_key(v), iv, as_key(m), mi, nan_top, nan_last, nan_bottom)
+                m, mi = (v if better else m), (iv if better else mi)
+                v, iv = col[w + 1], col_idx[w + 1]
+                better = _better(as_key(v), iv, as_key(m2), mi2, nan_top, nan_last, nan_bottom)
+                m2, mi2 = (v if better else m2), (iv if better else mi2)
+            if e_w % 2 == 0:  # the last column
+                v, iv = col[s_w + e_w - 1], col_idx[s_w + e_w - 1]
+                better = _better(as_key(v), iv, as_key(m2), mi2, nan_top, nan_last, nan_bottom)
+                m2, mi2 = (v if better else m2), (iv if better else mi2)
+            if _better(as_key(m2), mi2, as_key(m), mi, nan_top, nan_last, nan_bottom):
+                m, mi = m2, mi2
             if first_valid:  # openvino: a NaN first tap is the result
                 first = flat[plane + s_d * xst[2] + s_h * xst[3] + s_w * xst[4]]
                 kf = as_key(first)

@@ -57,16 +57,17 @@ def _fold_tap(flat, a, mk, mv, mr, rel, want_idx, keyed, nan_takes, hold):  # ty
 def _fold_window(flat, x_c, window, steps, mk, mv, mr, want_idx, keyed, nan_takes, hold):  # type: ignore[no-untyped-def]
     """Every tap of the window, in row-major order, for the block whose channel 0 is at ``x_c``.
     ``window``: (tap 0, first, end) per axis; ``steps``: input strides, dilations, index strides
-    per axis, and the first tap's index."""
+    per axis, the first tap's index, and whether the maxima were seeded with the first tap."""
     s_d, f_d, e_d, s_h, f_h, e_h, s_w, f_w, e_w = window
-    xs_d, xs_h, xs_w, dd, dh, dw, st_d, st_h, st_w, g0 = steps
+    xs_d, xs_h, xs_w, dd, dh, dw, st_d, st_h, st_w, g0, seeded = steps
     for jd in range(f_d, e_d):
         d = s_d + jd * dd
         for jh in range(f_h, e_h):
             h = s_h + jh * dh
             at = x_c + d * xs_d + h * xs_h
             g = d * st_d + h * st_h - g0
-            for jw in range(f_w, e_w):
+            j0 = f_w + 1 if seeded and jd == f_d and jh == f_h else f_w  # the seed tap is skipped
+            for jw in range(j0, e_w):
                 w = s_w + jw * dw
                 _fold_tap(flat, at + w * xs_w, mk, mv, mr, np.int32(g + w * st_w), want_idx, keyed,
                           nan_takes, hold)
@@ -119,12 +120,12 @@ def pool_channel_blocks(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
                 if seed_lowest:  # openvino: lowest, with the plane's first index
                     for i in range(LANES):
                         mk[i], mv[i], mr[i] = as_key(lowest), lowest, np.int32(-g0)
-                else:  # the first tap (folded again below: it changes nothing)
+                else:  # the first tap
                     for i in range(LANES):
                         v = flat[np.uint64(first + c + i)]
                         mk[i], mv[i], mr[i] = as_key(v), v, np.int32(0)
                 window = (s_d, f_d, e_d, s_h, f_h, e_h, s_w, f_w, e_w)
-                steps = (xs_d, xs_h, xs_w, dd, dh, dw, st_d, st_h, st_w, g0)
+                steps = (xs_d, xs_h, xs_w, dd, dh, dw, st_d, st_h, st_w, g0, not seed_lowest)
                 if want_idx:  # a constant in each loop: without indices, no index lanes
                     _fold_by_rule(flat, x_n + c, window, steps, mk, mv, mr, True, keyed, nan_takes, hold)
                 else:

@@ -57,6 +57,9 @@ _SEPARABLE_MAX_PLANE = 1 << 22
 # AdaptiveMaxPool 8x64x100x100 -> 13x17 1.59 -> 1.05. (Runs had beaten the per-output loop up to
 # 32 channels.)
 _BLOCKS_MIN_CHANNELS = LANES
+# ... and windows of more taps than this: up to four, pool_channels_inner's one pass over all the
+# channels was faster (AdaptiveMaxPool 32x512x14x14 -> 7x7, k2 s2, one thread: 1.28 against 1.48 ms).
+_BLOCKS_MIN_TAPS = 4
 # AdaptiveMaxPool bins of up to this many taps that tile the input evenly run as MaxPool windows.
 _EVEN_BINS_MAX_TAPS = 16
 # NCX MaxPool on rows up to this wide (with stride 1 in every axis: the second), and AdaptiveMaxPool
@@ -326,6 +329,11 @@ def _params(geom: _Planes, preset: sem.Preset, want_idx: bool, index_axis: int, 
                      *_table_levels(bounds), preset.nan_rule == sem.FIRST_VALID], np.int64)
 
 
+def _widest_window(bounds: Bounds) -> int:
+    """Taps of the largest window (the widest along each axis)."""
+    return math.prod(max(1, int(np.max(end - first, initial=1))) for _, first, end in bounds)
+
+
 def _table_levels(bounds: Bounds) -> tuple[int, ...]:
     """Per axis (unit axes in front), the top sparse-table level the widest window needs."""
     tops = [max(0, int(np.max(end - first, initial=1)).bit_length() - 1) for _, first, end in bounds]
@@ -388,8 +396,9 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
             kernel, rows = pool_separable, geom.batch * -(-geom.channels // block)
         elif channels_inner:
             # (Blocks keep indices as int32 offsets within a plane.)
-            blocks = strides[1] == 1 and geom.channels >= _BLOCKS_MIN_CHANNELS and geom.plane_size < 2**31
-            runs = isinstance(geom, PoolGeometry) and strides[1] == 1 and not blocks
+            blocks = (strides[1] == 1 and geom.channels >= _BLOCKS_MIN_CHANNELS and geom.plane_size < 2**31
+                      and _widest_window(bounds) > _BLOCKS_MIN_TAPS)
+            runs = isinstance(geom, PoolGeometry) and strides[1] == 1 and geom.channels < _BLOCKS_MIN_CHANNELS
             kernel = pool_channel_blocks if blocks else pool_channel_runs if runs else pool_channels_inner
             rows = math.prod(out_shape[:3])
         elif width_kernel is pool_folds:
