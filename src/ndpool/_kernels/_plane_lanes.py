@@ -23,8 +23,10 @@ from ._loops import channels_inner_scratch, pool_channels_inner
 
 # Elements of one block's input copy (256 KB of f32): within L2 with its outputs beside it.
 BLOCK_ELEMENTS = 1 << 16
-# Lanes (planes) per block: at least one f32 vector; up to 256 (on 14x14 planes, one thread, 64
-# lanes took 5.5 ms, 128 4.6, 256 4.3: the inner loop pays per output, whatever its lanes).
+# Lanes (planes) per block: at least a block of pool_channel_blocks (on 100x100 planes, two threads,
+# 16 lanes through pool_channels_inner took 3.1 ms, 32 through blocks 1.9); up to 256 (on 14x14
+# planes, one thread, 64 lanes took 5.5 ms, 128 4.6, 256 4.3: the inner loop pays per output,
+# whatever its lanes).
 MIN_LANES, MAX_LANES = 32, 256
 
 
