@@ -455,9 +455,14 @@ def test_each_loop_matches_reference(loop: str, preset: str, monkeypatch: pytest
             for want_indices in indices:
                 call["return_indices"] = want_indices
                 expected = _run("numpy", ndpool.max_pool, x, **call)
+                before = len(chosen)
                 got = _run("numba", ndpool.max_pool, x, **call)
                 for e, g in zip(*(r if want_indices else (r,) for r in (expected, got)), strict=True):
                     assert np.array_equal(_bits(e), _bits(g)), (loop, dtype, preset, layout, want_indices)
+                if name == "pool_channel_blocks" and dtype is ml_dtypes.bfloat16 and not want_indices:
+                    # (bf16 without indices was faster in the other loops: checked, then set aside)
+                    assert _launch.pool_channel_blocks not in chosen[before:], loop
+                    del chosen[before:]
     assert chosen and all(kernel is getattr(_launch, name) for kernel in chosen), (loop, chosen)
 
 

@@ -50,16 +50,18 @@ _SHORT_ROW = 512
 # larger planes take the row loops, splitting input rows again for each output row.
 _SEPARABLE_MAX_PLANE = 1 << 22
 # NXC with unit-stride channels: from this many, a block of channels per window with the maxima in
-# registers (pool_channel_blocks); with fewer, MaxPool takes a tap per run of outputs
-# (pool_channel_runs) and AdaptiveMaxPool the per-output loop (pool_channels_inner). Side by side
+# registers (pool_channel_blocks); else, with up to _RUNS_MAX_CHANNELS, MaxPool takes a tap per run
+# of outputs (pool_channel_runs), and the rest the per-output loop (pool_channels_inner). Side by side
 # on two threads, blocks against the loops before: 3-D k3s2p1 with 32 channels 3.80 -> 2.55 ms
 # (runs; with i64 indices 7.5 -> 3.5), the NXC stem 8.3 -> 6.5 (with indices 17.3 -> 12.8),
-# AdaptiveMaxPool 8x64x100x100 -> 13x17 1.59 -> 1.05. (Runs had beaten the per-output loop up to
-# 32 channels.)
+# AdaptiveMaxPool 8x64x100x100 -> 13x17 1.59 -> 1.05.
 _BLOCKS_MIN_CHANNELS = LANES
 # ... and windows of more taps than this: up to four, pool_channels_inner's one pass over all the
 # channels was faster (AdaptiveMaxPool 32x512x14x14 -> 7x7, k2 s2, one thread: 1.28 against 1.48 ms).
 _BLOCKS_MIN_TAPS = 4
+# Runs were faster than the per-output loop up to 32 channels (one thread: C=16 1.4x and 3-D C=32
+# 1.5x; C=48 1.2x slower; with indices even at C=32).
+_RUNS_MAX_CHANNELS = 32
 # AdaptiveMaxPool bins of up to this many taps that tile the input evenly run as MaxPool windows.
 _EVEN_BINS_MAX_TAPS = 16
 # NCX MaxPool on rows up to this wide (with stride 1 in every axis: the second), and AdaptiveMaxPool
@@ -396,10 +398,14 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
         elif separable:
             kernel, rows = pool_separable, geom.batch * -(-geom.channels // block)
         elif channels_inner:
-            # (Blocks keep indices as int32 offsets within a plane.)
+            # (Blocks keep indices as int32 offsets within a plane. bf16 without indices ran slower
+            # in blocks, side by side on 2 threads: the NXC stem 6.5 -> 7.7 ms, 3-D k3s2 with 32
+            # channels 3.1 -> 3.4, 5x5 s2 with 128 channels 1.7 -> 2.4; with indices faster.)
             blocks = (strides[1] == 1 and geom.channels >= _BLOCKS_MIN_CHANNELS and geom.plane_size < 2**31
-                      and _widest_window(bounds) > _BLOCKS_MIN_TAPS)
-            runs = isinstance(geom, PoolGeometry) and strides[1] == 1 and geom.channels < _BLOCKS_MIN_CHANNELS
+                      and _widest_window(bounds) > _BLOCKS_MIN_TAPS
+                      and (index_dtype is not None or x.dtype != ml_dtypes.bfloat16))
+            runs = (isinstance(geom, PoolGeometry) and strides[1] == 1 and geom.channels <= _RUNS_MAX_CHANNELS
+                    and not blocks)
             kernel = pool_channel_blocks if blocks else pool_channel_runs if runs else pool_channels_inner
             rows = math.prod(out_shape[:3])
         elif width_kernel is pool_folds:
