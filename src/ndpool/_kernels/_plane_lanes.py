@@ -60,6 +60,7 @@ def pool_plane_lanes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
         ip[i] = p[i]
     ip[4], ip[5] = 0, 0  # indices within the plane: offsets are added on the way out
     uniform = xs_n == n_chan * xs_c  # the planes of all images evenly spaced
+    zero = np.int64(0)
     for block in range(row_lo, row_hi):
         p0 = block * lanes
         nl = min(lanes, planes - p0)
@@ -81,10 +82,13 @@ def pool_plane_lanes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
                             blk_in[np.uint64(to + lane)] = flat[np.uint64(lane_at[lane] + at)]
         o5 = blk_out[:plane_out * nl].reshape((1, out_d, out_h, out_w, nl))
         i5 = blk_idx[:plane_out * nl].reshape((1, out_d, out_h, out_w, nl)) if want_idx else idx
+        # (zero: an int64, not the literal 0, so that the calls take the kernels' own compiled
+        # versions; a literal compiled them again, 10 s per element type)
         if nl >= LANES:  # a block of lanes at a time, in registers (the last block may be short)
-            pool_channel_blocks(blk_in, 0, ist, o5, i5, win, dil, ip, empty, 0, out_d * out_h, inner_work, inner_iwork)
+            pool_channel_blocks(blk_in, zero, ist, o5, i5, win, dil, ip, empty, zero, out_d * out_h, inner_work,
+                                inner_iwork)
         else:
-            pool_channels_inner(blk_in, 0, ist, o5, i5, win, dil, ip, empty, 0, out_d * out_h, inner_work,
+            pool_channels_inner(blk_in, zero, ist, o5, i5, win, dil, ip, empty, zero, out_d * out_h, inner_work,
                                 inner_iwork)
         for lane in range(nl):
             dst = (p0 + lane) * plane_out
