@@ -33,13 +33,18 @@ def _better(kv, iv, km, im, nan_top, nan_last, nan_bottom):  # type: ignore[no-u
 
 
 @njit(inline="always")
+def _row_wins(kv, km, nan_top, hold, nan_bottom):  # type: ignore[no-untyped-def]
+    """Whether a later row's key ``kv`` replaces a column's ``km`` (see the module's NaN rules)."""
+    return ((kv > km) | (nan_top & (kv != kv) & ~(hold & (km != km)))
+            | (nan_bottom & (km != km) & (kv == kv)))
+
+
+@njit(inline="always")
 def _fold_row(src, col, col_idx, fb, st_w, nan_top, hold, nan_bottom):  # type: ignore[no-untyped-def]
     """Fold one input row into the running column maxima (a later row wins only when better)."""
     for w in range(col.shape[0]):
         v, m = src[w], col[w]
-        kv, km = as_key(v), as_key(m)
-        take = ((kv > km) | (nan_top & (kv != kv) & ~(hold & (km != km)))
-                | (nan_bottom & (km != km) & (kv == kv)))
+        take = _row_wins(as_key(v), as_key(m), nan_top, hold, nan_bottom)
         col[w] = v if take else m
         col_idx[w] = fb + w * st_w if take else col_idx[w]
 
@@ -60,8 +65,7 @@ def _fold_rows(flat, at, bin_rows, mk, mv, mr, keyed, nan_top, hold):  # type: i
             for i in range(LANES):
                 v = flat[np.uint64(a + i)]
                 kv, km = as_key(v), mk[i]
-                take = ((kv > km) | (nan_top & (kv != kv) & ~(hold & (km != km)))
-                        | (~nan_top & (km != km) & (kv == kv)))
+                take = _row_wins(kv, km, nan_top, hold, not nan_top)
                 mk[i] = kv if take else km
                 if keyed:
                     mv[i] = v if take else mv[i]
@@ -99,10 +103,10 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
         base = n * off_n + c * off_c
         plane = xoff + n * xst[0] + c * xst[1]
         g0 = s_d * st_d + s_h * st_h
+        bin_rows = (xst[2], xst[3], s_d, s_d + e_d, s_h, s_h + e_h, st_d, st_h)
         for w0 in range(0, in_w if blocks else 0, LANES):
             w0 = min(w0, in_w - LANES)  # the last block overlaps the one before
             at = plane + s_d * xst[2] + s_h * xst[3] + w0
-            bin_rows = (xst[2], xst[3], s_d, s_d + e_d, s_h, s_h + e_h, st_d, st_h)
             if not nan_top:  # one loop per rule, its flags constant
                 _fold_rows(flat, at, bin_rows, mk, mv, mr, keyed, False, False)
             elif hold:

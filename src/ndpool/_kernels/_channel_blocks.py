@@ -24,7 +24,7 @@ from numba.extending import intrinsic
 
 from ._jit import kernel
 from ._keys import as_key, is_keyed, nan_free
-from ._loops import _index_params, _row_windows, _rules, _seed_at
+from ._loops import _index_params, _row_windows, _rules, _seed_at, _wins
 
 # Channels per block. 32 f32 lanes are four AVX2 vectors; 16 was slower (LLVM unrolls a loop of 16
 # into scalars before it vectorizes). 64 was 4-9% faster on 64 channels but would leave inputs of
@@ -46,7 +46,7 @@ def _fold_tap(flat, a, mk, mv, mr, rel, want_idx, keyed, nan_takes, hold):  # ty
     for i in range(LANES):
         v = flat[np.uint64(a + i)]
         kv, km = as_key(v), mk[i]
-        take = (kv > km) | (nan_takes & (kv != kv) & ~(hold & (km != km)))
+        take = _wins(kv, km, nan_takes, hold)  # the loops' rule
         mk[i] = kv if take else km
         if keyed:
             mv[i] = v if take else mv[i]
@@ -116,6 +116,8 @@ def pool_channel_blocks(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
             d0, h0, w0 = s_d + f_d * dd, s_h + f_h * dh, s_w + f_w * dw
             first = x_n + d0 * xs_d + h0 * xs_h + w0 * xs_w  # the first tap, channel 0
             g0 = d0 * st_d + h0 * st_h + w0 * st_w
+            window = (s_d, f_d, e_d, s_h, f_h, e_h, s_w, f_w, e_w)
+            steps = (xs_d, xs_h, xs_w, dd, dh, dw, st_d, st_h, st_w, g0, not seed_lowest)
             for c0 in range(0, n_chan, LANES):
                 c = min(c0, n_chan - LANES)  # the last block overlaps the one before
                 if seed_lowest:  # openvino: lowest, with the plane's first index
@@ -125,8 +127,6 @@ def pool_channel_blocks(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
                     for i in range(LANES):
                         v = flat[np.uint64(first + c + i)]
                         mk[i], mv[i], mr[i] = as_key(v), v, np.int32(0)
-                window = (s_d, f_d, e_d, s_h, f_h, e_h, s_w, f_w, e_w)
-                steps = (xs_d, xs_h, xs_w, dd, dh, dw, st_d, st_h, st_w, g0, not seed_lowest)
                 if want_idx:  # a constant in each loop: without indices, no index lanes
                     _fold_by_rule(flat, x_n + c, window, steps, mk, mv, mr, True, keyed, nan_takes, hold)
                 else:

@@ -217,8 +217,9 @@ def _separable_pays(x: np.ndarray, geom: PoolGeometry, bounds: Bounds) -> bool:
     direct = math.prod(geom.out_size) * math.prod(geom.kernel)
     sizes = list(geom.in_size)
     separable = 0
+    widest = _widest_taps(bounds)
     for axis in range(len(sizes) - 1, -1, -1):  # w first, then h, then d
-        levels = int(np.max(bounds[axis][2] - bounds[axis][1], initial=1)).bit_length()
+        levels = widest[axis].bit_length()
         separable += math.prod(sizes) * (levels + 2)
         sizes[axis] = geom.out_size[axis]
     margin = (2 if len(geom.in_size) <= 2 else 8) if _channels_adjacent(x, geom) else 3
@@ -332,14 +333,14 @@ def _params(geom: _Planes, preset: sem.Preset, want_idx: bool, index_axis: int, 
                      *_table_levels(bounds), preset.nan_rule == sem.FIRST_VALID], np.int64)
 
 
-def _widest_window(bounds: Bounds) -> int:
-    """Taps of the largest window (the widest along each axis)."""
-    return math.prod(max(1, int(np.max(end - first, initial=1))) for _, first, end in bounds)
+def _widest_taps(bounds: Bounds) -> list[int]:
+    """Per axis, the in-range taps of its widest window."""
+    return [int(np.max(end - first, initial=1)) for _, first, end in bounds]
 
 
 def _table_levels(bounds: Bounds) -> tuple[int, ...]:
     """Per axis (unit axes in front), the top sparse-table level the widest window needs."""
-    tops = [max(0, int(np.max(end - first, initial=1)).bit_length() - 1) for _, first, end in bounds]
+    tops = [max(0, taps.bit_length() - 1) for taps in _widest_taps(bounds)]
     return (0,) * (3 - len(bounds)) + tuple(tops)
 
 
@@ -402,7 +403,7 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
             # in blocks, side by side on 2 threads: the NXC stem 6.5 -> 7.7 ms, 3-D k3s2 with 32
             # channels 3.1 -> 3.4, 5x5 s2 with 128 channels 1.7 -> 2.4; with indices faster.)
             blocks = (strides[1] == 1 and geom.channels >= _BLOCKS_MIN_CHANNELS and geom.plane_size < 2**31
-                      and _widest_window(bounds) > _BLOCKS_MIN_TAPS
+                      and math.prod(max(1, taps) for taps in _widest_taps(bounds)) > _BLOCKS_MIN_TAPS
                       and (index_dtype is not None or x.dtype != ml_dtypes.bfloat16))
             runs = (isinstance(geom, PoolGeometry) and strides[1] == 1 and geom.channels <= _RUNS_MAX_CHANNELS
                     and not blocks)
