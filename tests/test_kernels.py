@@ -358,6 +358,16 @@ LOOP_CASES = {
     "pool_sliding (no rows)": ((1, 3, 0, 16), dict(kernel=(3, 3), strides=(1, 1), pads_begin=(2, 2), pads_end=(2, 2))),
     "pool_width_inner": ((1, 2, 3, 700), dict(kernel=(2, 5), strides=(1, 1), pads_begin=(1, 4),
                                               pads_end=(1, 2), dilations=(1, 2))),
+    # Stride 1 along a unit-stride w: the outputs with all their w taps in blocks of 32 folded in
+    # registers, without indices (here 3-D, 521 of them: the last block overlaps), tap passes over the
+    # borders; the input rows a window spans along d and h (dilated, an empty d window from a pad past
+    # the kernel).
+    "pool_width_inner (blocks)": ((1, 2, 4, 3, 530), dict(kernel=(2, 2, 6), strides=(2, 1, 1), pads_begin=(2, 0, 3),
+                                                         pads_end=(1, 1, 5), dilations=(2, 1, 2),
+                                                         rounding_type="ceil")),
+    # A run of 30 outputs, shorter than a block: tap passes over the whole row.
+    "pool_width_inner (short run)": ((2, 3, 520), dict(kernel=(3,), strides=(1,), pads_begin=(241,), pads_end=(241,),
+                                                       dilations=(245,))),
     # One and two w taps: the seeding pass alone, and one pair.
     "pool_width_inner (one w tap)": ((1, 2, 3, 600), dict(kernel=(2, 1), strides=(1, 1), pads_begin=(1, 0),
                                                           pads_end=(0, 0))),

@@ -27,17 +27,13 @@ from ._adaptive import adaptive_scratch, adaptive_width_inner
 from ._channel_blocks import LANES, channel_blocks_scratch, pool_channel_blocks
 from ._channel_runs import channel_runs_scratch, pool_channel_runs
 from ._folds import folds_scratch, pool_folds
-from ._loops import (
-    channels_inner_scratch,
-    pool_channels_inner,
-    pool_width_inner,
-    width_inner_scratch,
-)
+from ._loops import channels_inner_scratch, pool_channels_inner
 from ._plane_lanes import plane_lanes_blocks, plane_lanes_scratch, pool_plane_lanes
 from ._planes import planes_fit, planes_scratch, pool_planes
 from ._separable import pool_separable, separable_scratch
 from ._separable_nxc import pool_separable_nxc, separable_nxc_scratch
 from ._sliding import _quarter_level, _sliding_layout, pool_sliding, sliding_scratch
+from ._width_inner import pool_width_inner, width_inner_scratch
 
 __all__ = ["adaptive_max_pool_numba", "max_pool_numba"]
 

@@ -19,12 +19,13 @@ from ._channel_blocks import pool_channel_blocks
 from ._channel_runs import pool_channel_runs
 from ._folds import pool_folds
 from ._launch import _STORAGE, _compiled
-from ._loops import pool_channels_inner, pool_width_inner
+from ._loops import pool_channels_inner
 from ._plane_lanes import pool_plane_lanes
 from ._planes import pool_planes
 from ._separable import pool_separable
 from ._separable_nxc import pool_separable_nxc
 from ._sliding import pool_sliding
+from ._width_inner import pool_width_inner
 
 # Kernels that call the same compiled helpers stay in one group (separable ones share the tables
 # and fix-ups; the row loops share _loops' update runs, and pool_plane_lanes calls
