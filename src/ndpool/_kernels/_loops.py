@@ -92,11 +92,11 @@ def _update_lanes_at(src, s0, s_step, dst, d0, d_step, dsti, runs, lanes, f, f_s
     output). The NaN rule's flags are read at run time: a loop per rule with constant flags was up
     to 30% faster on these loops but, inlined at every call site, doubled cold compilation (the CI
     suite neared 10 minutes)."""
-    if nan_free(src):  # integers: every NaN rule is the same loop
-        _update_rule(src, s0, s_step, dst, d0, d_step, dsti, runs, lanes, f, f_step, step, want_idx, False, False)
-    else:
-        _update_rule(src, s0, s_step, dst, d0, d_step, dsti, runs, lanes, f, f_step, step, want_idx, nan_takes,
-                     hold)
+    # Integers: every NaN rule is the same loop. (Flags reassigned, not passed as literals: numba
+    # compiles a call in a branch dead for the type too, and a literal is a type of its own.)
+    if nan_free(src):
+        nan_takes, hold = False, False
+    _update_rule(src, s0, s_step, dst, d0, d_step, dsti, runs, lanes, f, f_step, step, want_idx, nan_takes, hold)
 
 
 @kernel
@@ -152,10 +152,9 @@ def _update_pair_at(src, sa, sb, dst, d0, dsti, count, fa, fb, step, want_idx, n
     (index ``fb + i*step``) where each wins. Half the loads and stores of the running maxima of two
     passes. With ``sz >= 0`` the pass also seeds: it starts from src[sz + i] (index ``fz + i*step``),
     not from dst."""
-    if nan_free(src):
-        _update_pair_rule(src, sa, sb, dst, d0, dsti, count, fa, fb, step, want_idx, False, False, sz, fz)
-    else:
-        _update_pair_rule(src, sa, sb, dst, d0, dsti, count, fa, fb, step, want_idx, nan_takes, hold, sz, fz)
+    if nan_free(src):  # (see _update_lanes_at)
+        nan_takes, hold = False, False
+    _update_pair_rule(src, sa, sb, dst, d0, dsti, count, fa, fb, step, want_idx, nan_takes, hold, sz, fz)
 
 
 @kernel
@@ -315,7 +314,8 @@ def _tap_runs(win, out_w, tap_lo, tap_hi):  # type: ignore[no-untyped-def]
     lo, hi = 0, out_w
     for jw in range(tap_lo.shape[0]):
         lo, hi = max(lo, tap_lo[jw]), min(hi, tap_hi[jw])
-    return (lo, hi, w_empty) if lo < hi else (0, 0, w_empty)
+    # (Typed zeros: literal ones made each caller's helpers compile once more for that type.)
+    return (lo, hi, w_empty) if lo < hi else (np.int64(0), np.int64(0), w_empty)
 
 
 @njit(inline="always")

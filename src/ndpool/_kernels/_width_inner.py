@@ -41,6 +41,8 @@ def pool_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
     direct = sw == 1 and xs_w == 1  # taps read the input itself
     # Values in blocks along w where the shared run holds one at least.
     blocks = direct and hi - lo >= LANES and not want_idx
+    # Typed zero and one: literals in _row_taps' arguments compiled it once more per literal (4 copies).
+    zero, one = np.int64(0), np.int64(1)
     plen = (in_w + sw - 1) // sw
     row_len = min(sw, in_w) * plen  # phases past the row's end would be empty
     # Phase rows of the current plane (keep_rows), or of one input row at a time.
@@ -63,7 +65,7 @@ def pool_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
             continue
         # The tap passes: over the whole row, or with blocks only over the borders either side.
         for part in range(2):
-            t0, t1 = ((0, lo) if part == 0 else (hi, out_w)) if blocks else (0, out_w if part == 0 else 0)
+            t0, t1 = ((zero, lo) if part == 0 else (hi, out_w)) if blocks else (zero, out_w if part == 0 else zero)
             if t0 >= t1:
                 continue
             if seed_lowest:
@@ -84,7 +86,7 @@ def pool_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
                     seed = jd == f_d and jh == f_h and not seed_lowest
                     # One source array per call site (see pool_channels_inner).
                     if direct:
-                        _row_taps(flat, at, 0, 1, flat, at, xs_w, win, dw, k_w, tap_lo, tap_hi, lo, hi, o, oi, ob,
+                        _row_taps(flat, at, zero, one, flat, at, xs_w, win, dw, k_w, tap_lo, tap_hi, lo, hi, o, oi, ob,
                                   t0, t1, fb, st_w, seed, want_idx, nan_takes, hold)
                     else:
                         _row_taps(buf, slot, plen, sw, flat, at, xs_w, win, dw, k_w, tap_lo, tap_hi, lo, hi, o,
