@@ -12,7 +12,7 @@ Without indices, at stride 1 on a unit-stride w, the outputs whose windows have 
 (the run every tap shares) go in blocks of LANES instead, each block's window folded in registers
 (pool_channel_blocks' fold, lanes along w), the tap passes only over the borders either side: the
 passes load and store the running maxima once per pair of taps (1-D k5 on 8x128x16384, two
-threads: ... ms -> ... ms).
+threads, side by side: 21.7 ms -> 13.7 ms).
 """
 
 from __future__ import annotations
