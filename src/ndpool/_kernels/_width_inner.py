@@ -65,7 +65,10 @@ def pool_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
             continue
         # The tap passes: over the whole row, or with blocks only over the borders either side.
         for part in range(2):
-            t0, t1 = ((zero, lo) if part == 0 else (hi, out_w)) if blocks else (zero, out_w if part == 0 else zero)
+            if blocks:  # the borders either side of the blocks
+                t0, t1 = (zero, lo) if part == 0 else (hi, out_w)
+            else:  # the whole row, once
+                t0, t1 = (zero, out_w) if part == 0 else (zero, zero)
             if t0 >= t1:
                 continue
             if seed_lowest:
@@ -116,8 +119,8 @@ def _row_blocks(flat, plane, s_d, f_d, e_d, s_h, f_h, e_h, s0, k_w, lo, hi, xst,
     mv = _lanes_like(lowest)
     mr = _lanes_like(np.int32(0))  # (no indices: unused)
     xs_d, xs_h, dd, dh, dw = xst[2], xst[3], dil[0], dil[1], dil[2]
-    # Typed as pool_channel_blocks' (int64, no literals): numba compiles _fold_by_rule once for both.
-    # (The index strides and first index in ``steps`` go unused without indices.)
+    # The fold's tuples typed as pool_channel_blocks' (int64 values, no literals: a literal is a type of
+    # its own). The index strides and first index in ``steps`` go unused without indices.
     window = (s_d, f_d, e_d, s_h, f_h, e_h, s0, np.int64(0), k_w)
     steps = (xs_d, xs_h, np.int64(1), dd, dh, dw, xs_d, xs_h, np.int64(1), np.int64(0), not seed_lowest)
     at0 = plane + (s_d + f_d * dd) * xs_d + (s_h + f_h * dh) * xs_h + s0  # output 0's first tap
