@@ -33,6 +33,13 @@ def _better(kv, iv, km, im, nan_top, nan_last, nan_bottom):  # type: ignore[no-u
 
 
 @njit(inline="always")
+def _kept(v, iv, m, mi, nan_top, nan_last, nan_bottom):  # type: ignore[no-untyped-def]
+    """(v, iv) if it is _better than (m, mi), else (m, mi)."""
+    better = _better(as_key(v), iv, as_key(m), mi, nan_top, nan_last, nan_bottom)
+    return (v if better else m), (iv if better else mi)
+
+
+@njit(inline="always")
 def _row_wins(kv, km, nan_top, hold, nan_bottom):  # type: ignore[no-untyped-def]
     """Whether a later row's key ``kv`` replaces a column's ``km`` (see the module's NaN rules)."""
     return ((kv > km) | (nan_top & (kv != kv) & ~(hold & (km != km)))
@@ -147,18 +154,11 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
             m, mi = col[s_w], col_idx[s_w]
             m2, mi2 = m, mi
             for w in range(s_w + 1, s_w + e_w - 1, 2):
-                v, iv = col[w], col_idx[w]
-                better = _better(as_key(v), iv, as_key(m), mi, nan_top, nan_last, nan_bottom)
-                m, mi = (v if better else m), (iv if better else mi)
-                v, iv = col[w + 1], col_idx[w + 1]
-                better = _better(as_key(v), iv, as_key(m2), mi2, nan_top, nan_last, nan_bottom)
-                m2, mi2 = (v if better else m2), (iv if better else mi2)
+                m, mi = _kept(col[w], col_idx[w], m, mi, nan_top, nan_last, nan_bottom)
+                m2, mi2 = _kept(col[w + 1], col_idx[w + 1], m2, mi2, nan_top, nan_last, nan_bottom)
             if e_w % 2 == 0:  # the last column
-                v, iv = col[s_w + e_w - 1], col_idx[s_w + e_w - 1]
-                better = _better(as_key(v), iv, as_key(m2), mi2, nan_top, nan_last, nan_bottom)
-                m2, mi2 = (v if better else m2), (iv if better else mi2)
-            if _better(as_key(m2), mi2, as_key(m), mi, nan_top, nan_last, nan_bottom):
-                m, mi = m2, mi2
+                m2, mi2 = _kept(col[s_w + e_w - 1], col_idx[s_w + e_w - 1], m2, mi2, nan_top, nan_last, nan_bottom)
+            m, mi = _kept(m2, mi2, m, mi, nan_top, nan_last, nan_bottom)
             if first_valid:  # openvino: a NaN first tap is the result
                 first = flat[plane + s_d * xst[2] + s_h * xst[3] + s_w * xst[4]]
                 kf = as_key(first)

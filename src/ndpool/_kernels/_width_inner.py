@@ -22,7 +22,16 @@ import numpy as np
 from ._channel_blocks import LANES, _fold_by_rule, _lanes_like
 from ._jit import kernel
 from ._keys import as_key, is_keyed, nan_free
-from ._loops import _index_params, _rules, _seed_at, _split_row, _tap_runs, _update_at, _update_pair_at
+from ._loops import (
+    _index_params,
+    _row_windows,
+    _rules,
+    _seed_at,
+    _split_row,
+    _tap_runs,
+    _update_at,
+    _update_pair_at,
+)
 
 
 @kernel
@@ -50,13 +59,8 @@ def pool_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
     split_for = iwork[2 * k_w:2 * k_w + (in_d * in_h if keep_rows else 1)]
     split_for[:] = -1
     for row in range(row_lo, row_hi):
-        plane_no = row // (out_d * out_h)
-        n = plane_no // n_chan
-        c = plane_no % n_chan
-        od = (row // out_h) % out_d
-        oh = row % out_h
-        s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
-        s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
+        plane_no, s_d, f_d, e_d, s_h, f_h, e_h = _row_windows(row, out_d, out_h, win)
+        n, c = plane_no // n_chan, plane_no % n_chan
         base = n * off_n + c * off_c
         plane = xoff + n * xs_n + c * xs_c
         ob = row * out_w
