@@ -220,11 +220,31 @@ def random_data(rng: np.random.Generator, shape: Sequence[int], dtype: np.dtype,
     return np.array(pool, np.float64)[rng.integers(0, len(pool), size=shape)].astype(dtype)
 
 
+def pytest_configure(config: Any) -> None:
+    """Fix the run's varying seed before collection: the suite runs in pytest-xdist workers (``-n`` in
+    pyproject's addopts), each collecting the tests again, and seeds are part of test ids, so every
+    worker must draw the same one. Workers inherit the environment of the process that starts them."""
+    import os
+    import time
+
+    if "NDPOOL_TEST_SEED" not in os.environ:
+        os.environ["NDPOOL_TEST_SEED"] = str(int.from_bytes(os.urandom(4), "little") ^ (time.time_ns() & 0xFFFFFFFF))
+
+
+def pytest_report_header(config: Any) -> str:
+    import os
+
+    return f"ndpool varying seed: NDPOOL_TEST_SEED={os.environ['NDPOOL_TEST_SEED']} replays this run"
+
+
 def pytest_sessionstart(session: Any) -> None:
     """Compile ndpool's kernels for every element type first, in one process per group of kernels
     (a subprocess: this module itself imports no ndpool). On a cold numba cache that halves the
-    compile time on two cores; on a warm one each process only loads the cache."""
+    compile time on two cores; on a warm one each process only loads the cache. Only the controlling
+    process does it: xdist starts its workers after this hook, so they find the cache filled."""
     import subprocess
     import sys
 
+    if hasattr(session.config, "workerinput"):
+        return
     subprocess.run([sys.executable, "-m", "ndpool._kernels._precompile"], check=False)
