@@ -159,16 +159,17 @@ def pool_sliding(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, 
         o_unit = plane * out_h * out_w * lanes + ow0 * lanes
         # The band's input rows: from its first window's first tap to its last window's last.
         h_first, h_last = p[16], -1
-        needs_fix = seed_lowest or p[21] != 0
+        any_empty = False  # some window of the unit without a tap
         for oh in range(oh0, oh1):
             f, e = win[1, 1, oh], win[1, 2, oh]
             if f < e:
                 h_first = min(h_first, win[1, 0, oh] + f * dh)
                 h_last = max(h_last, win[1, 0, oh] + (e - 1) * dh)
             else:
-                needs_fix = True
+                any_empty = True
         for ow in range(ow0, ow1):
-            needs_fix = needs_fix or win[2, 1, ow] >= win[2, 2, ow]
+            any_empty = any_empty or win[2, 1, ow] >= win[2, 2, ow]
+        band_nan = False  # whether a row of the unit holds a NaN (onnx's first taps need one)
         oh = oh0  # the next output row to fold
         c0 = min(max(w0, 0), w1)  # the positions of [w0, w1) in the row (none: an empty range)
         c1 = max(min(w1, in_w), c0)
@@ -189,6 +190,7 @@ def pool_sliding(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, 
             nan = _w_pass(flat, at_plane + r * xs_h, contiguous, xs_w, xs_c, c0, c1, lanes, w0, w1, work, iwork,
                           top_w, k_w, dw, sw, ow1 - ow0, ring0 + slot * ring_row, never, nan_takes, hold, nan_bottom)
             iwork[slot] = nan
+            band_nan |= nan
             for t in range(1, top_h + 1):  # level t gains the row whose 2**t taps end at r
                 j = r - ((1 << t) - 1) * dh
                 if j < h_first:
@@ -213,9 +215,10 @@ def pool_sliding(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, 
                     _fold2(work, iwork, at + a * ring_row, at + b * ring_row, o_all, o_unit + oh * out_w * lanes,
                            lanes_out, nan_ab != 0, nan_takes, hold, nan_bottom)
                 oh += 1
-        if needs_fix:
+        first_valid = p[21] != 0 and band_nan
+        if seed_lowest or any_empty or first_valid:
             _finish_band(o_all, idx.reshape(-1), flat, at_plane, xs_h, xs_w, xs_c, plane, oh0, oh1, ow0, ow1, out_h,
-                         out_w, lanes, win, dil, p, empty)
+                         out_w, lanes, win, dil, p, empty, any_empty, first_valid)
 
 
 @njit(inline="always")
