@@ -1,0 +1,68 @@
+"""ndpool under each preset against itself: ``python benchmarks/presets.py [--quick] [--filter S] [--repeat N]``.
+
+A preset changes the NaN rule and the empty-window value and index; issue 3 asks that neither costs speed.
+For every f32 workload of suite.py (values only, and with i64 indices where the workload has indices; the
+i32 rows take the same loops), ndpool runs under each preset the op has, round-robin in one process on the
+same data with 2 threads, minimum of ``--repeat`` runs. Prints the ms per preset and the slowest preset's
+time over the fastest's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _peers
+import suite
+
+import ndpool
+
+MAX_POOL = ("spec", "openvino", "onednn", "torch", "onnx")
+ADAPTIVE = ("spec", "openvino", "torch")
+
+
+def calls(w: suite.Workload, x_ncx: np.ndarray) -> dict[str, Any]:
+    """One call per preset on the workload's layout (as benchmarks/run.py calls ndpool)."""
+    x = _peers.to_nxc(x_ncx) if w.layout == "NXC" else x_ncx
+    if w.op == "max_pool":
+        return {sem: (lambda sem=sem: ndpool.max_pool(
+            x, kernel=w.kernel, strides=w.strides, pads_begin=w.pads, pads_end=w.pads, data_format=w.layout,
+            return_indices=w.indices is not None, index_element_type=w.indices or "i64", semantics=sem))
+            for sem in MAX_POOL}
+    return {sem: (lambda sem=sem: ndpool.adaptive_max_pool(
+        x, w.output_size, index_element_type=w.indices, data_format=w.layout, semantics=sem))
+        for sem in ADAPTIVE}
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeat", type=int, default=suite.DEFAULT_REPEAT)
+    p.add_argument("--filter", metavar="SUBSTR", help="only workloads whose name contains SUBSTR")
+    p.add_argument("--quick", action="store_true", help="tiny shapes: a smoke run")
+    args = p.parse_args(argv)
+    _peers.set_ndpool_threads()
+    workloads = [w for w in suite.select(suite.quick_workloads() if args.quick else suite.WORKLOADS, args.filter)
+                 if w.dtype == "f32" and w.indices != "i32"]
+    print(f"{'workload':<42} " + " ".join(f"{s:>9}" for s in MAX_POOL) + "  slowest/fastest")
+    for w in workloads:
+        fs = calls(w, suite.make_input(w))
+        for f in fs.values():
+            f()  # compile or load, first touch
+        best = dict.fromkeys(fs, float("inf"))
+        for _ in range(args.repeat):
+            for sem, f in fs.items():
+                t = time.perf_counter()
+                f()
+                best[sem] = min(best[sem], time.perf_counter() - t)
+        cells = " ".join(f"{best[s] * 1e3:9.2f}" if s in best else f"{'-':>9}" for s in MAX_POOL)
+        print(f"{w.name:<42} {cells}  {max(best.values()) / min(best.values()):.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
