@@ -334,16 +334,18 @@ def _separable_plane(src, at_plane, xs_d, xs_h, xs_w, n, c, out, idx, win, dil, 
                     win[0, 2], out_d, o_all, oi_all, ob, want_idx, nan_takes, hold, nan_bottom)
     o = o_all[ob:ob + total]
     oi = oi_all[ob:ob + total] if want_idx else oi_all
-    _finish_plane(o, oi, src, at_plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h, out_w, p, empty, base, any_empty)
+    _finish_plane(o, oi, src, at_plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h, out_w, p, empty, base, any_empty,
+                  p[21] != 0)
 
 
 @kernel  # called once per plane; shared by pool_separable and pool_folds
-def _finish_plane(o, oi, src, at_plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h, out_w, p, empty, base, any_empty):  # type: ignore[no-untyped-def]
+def _finish_plane(o, oi, src, at_plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h, out_w, p, empty, base, any_empty,  # type: ignore[no-untyped-def]
+                  first_valid):
     """A plane's outputs ``o`` (indices ``oi`` relative to the plane) folded by the later-wins rule
     become the preset's: its start, the onnx first tap, the plane's index offset, empty windows. The
-    plane is read from ``src`` at ``at_plane`` for the first taps."""
+    plane is read from ``src`` at ``at_plane`` for the first taps. ``first_valid``: onnx's rule, where
+    some tap may be NaN (a caller that knows none is passes False: the check is a loop per output)."""
     want_idx, seed_lowest, _, _ = _rules(p)
-    first_valid = p[21] != 0
     _, _, st_d, st_h, st_w, empty_idx, use_off = _index_params(p)
     dd, dh, dw = dil[0], dil[1], dil[2]
     lowest = empty[0]
