@@ -78,18 +78,18 @@ def _fold_tap(flat, a, mk, mv, mr, rel, want_idx, keyed, rule, never):  # type: 
 
 @njit(inline="always")
 def _fold_window(flat, x_c, window, steps, mk, mv, mr, want_idx, keyed, rule, never):  # type: ignore[no-untyped-def]
-    """Every tap of the window, in row-major order, for the block whose channel 0 is at ``x_c``.
-    ``window``: (tap 0, first, end) per axis; ``steps``: input strides, dilations, index strides
-    per axis, the first tap's index, and whether the maxima were seeded with the first tap."""
+    """Every tap of the window but the first (the maxima were seeded with it), in row-major order, for
+    the block whose channel 0 is at ``x_c``. ``window``: (tap 0, first, end) per axis; ``steps``:
+    input strides, dilations, index strides per axis, and the first tap's index."""
     s_d, f_d, e_d, s_h, f_h, e_h, s_w, f_w, e_w = window
-    xs_d, xs_h, xs_w, dd, dh, dw, st_d, st_h, st_w, g0, seeded = steps
+    xs_d, xs_h, xs_w, dd, dh, dw, st_d, st_h, st_w, g0 = steps
     for jd in range(f_d, e_d):
         d = s_d + jd * dd
         for jh in range(f_h, e_h):
             h = s_h + jh * dh
             at = x_c + d * xs_d + h * xs_h
             g = d * st_d + h * st_h - g0
-            j0 = f_w + 1 if seeded and jd == f_d and jh == f_h else f_w  # the seed tap is skipped
+            j0 = f_w + 1 if jd == f_d and jh == f_h else f_w  # the seed tap is skipped
             for jw in range(j0, e_w):
                 w = s_w + jw * dw
                 _fold_tap(flat, at + w * xs_w, mk, mv, mr, np.int32(g + w * st_w), want_idx, keyed,
@@ -105,6 +105,21 @@ def _fold_by_rule(flat, x_c, window, steps, mk, mv, mr, want_idx, keyed, nan_tak
         _fold_window(flat, x_c, window, steps, mk, mv, mr, want_idx, keyed, SPEC, False)
     else:
         _fold_window(flat, x_c, window, steps, mk, mv, mr, want_idx, keyed, TORCH, False)
+
+
+@njit(inline="always")
+def _seed_block(flat, a, mk, mv, mr, lowest, seed_lowest, lowest_rel):  # type: ignore[no-untyped-def]
+    """Seed the LANES maxima with the first tap flat[a + i] (relative index 0). openvino starts at
+    ``lowest`` (relative index ``lowest_rel``: the plane's first): the first tap folded onto it, so
+    the fold skips it under every preset (a tap more per window cost 1-D k5 NXC a quarter more)."""
+    kl = as_key(lowest)
+    for i in range(LANES):
+        v = flat[np.uint64(a + i)]
+        kv = as_key(v)
+        take = (kv > kl) | (not seed_lowest)  # (a NaN first tap never wins over lowest)
+        mk[i] = kv if take else kl
+        mv[i] = v if take else lowest
+        mr[i] = np.int32(0) if take else lowest_rel
 
 
 @kernel
@@ -139,16 +154,10 @@ def pool_channel_blocks(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
             first = x_n + d0 * xs_d + h0 * xs_h + w0 * xs_w  # the first tap, channel 0
             g0 = d0 * st_d + h0 * st_h + w0 * st_w
             window = (s_d, f_d, e_d, s_h, f_h, e_h, s_w, f_w, e_w)
-            steps = (xs_d, xs_h, xs_w, dd, dh, dw, st_d, st_h, st_w, g0, not seed_lowest)
+            steps = (xs_d, xs_h, xs_w, dd, dh, dw, st_d, st_h, st_w, g0)
             for c0 in range(0, n_chan, LANES):
                 c = min(c0, n_chan - LANES)  # the last block overlaps the one before
-                if seed_lowest:  # openvino: lowest, with the plane's first index
-                    for i in range(LANES):
-                        mk[i], mv[i], mr[i] = as_key(lowest), lowest, np.int32(-g0)
-                else:  # the first tap
-                    for i in range(LANES):
-                        v = flat[np.uint64(first + c + i)]
-                        mk[i], mv[i], mr[i] = as_key(v), v, np.int32(0)
+                _seed_block(flat, first + c, mk, mv, mr, lowest, seed_lowest, np.int32(-g0))
                 if want_idx:  # a constant in each loop: without indices, no index lanes
                     _fold_by_rule(flat, x_n + c, window, steps, mk, mv, mr, True, keyed, nan_takes, hold)
                 else:

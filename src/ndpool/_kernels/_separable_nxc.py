@@ -72,7 +72,7 @@ def pool_separable_nxc(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, ro
                         iwork[rel:rel + oh1 - oh0], win[1, 1, oh0:oh1], win[1, 2, oh0:oh1], oh1 - oh0,
                         o_all, oi_all, (n * out_h + oh0) * lanes_h, want_idx, nan_takes, hold, nan_bottom)
         _finish_band(o_all, oi_all, flat, xoff + n * xs_n, xs_h, xs_w, xs_c, n, oh0, oh1, 0, out_w, out_h, out_w,
-                     n_chan, win, dil, p, empty, True, p[21] != 0)
+                     n_chan, win, dil, p, empty, p[1] != 0, True, p[21] != 0)
 
 
 @njit(inline="always")
@@ -105,12 +105,13 @@ def _band_input_rows(band, stride_h, k_h, dil_h):  # type: ignore[no-untyped-def
 
 @njit(inline="always")
 def _finish_band(o, oi, flat, at_n, xs_h, xs_w, xs_c, n, oh0, oh1, ow0, ow1, out_h, out_w, n_chan, win, dil, p, empty,  # type: ignore[no-untyped-def]
-                 any_empty, first_valid):
+                 floor, any_empty, first_valid):
     """The band's outputs (rows oh0..oh1, columns ow0..ow1) folded by the later-wins rule become the
     preset's (as _finish_plane, with each channel's plane offset in its indices, which the passes
-    carried already). ``any_empty``: whether some window of the band has no tap; ``first_valid``:
-    onnx's rule, where a first tap may be NaN (the caller knows when none is)."""
-    want_idx, seed_lowest, _, _ = _rules(p)
+    carried already). ``floor``: openvino's start at ``lowest`` still to apply; ``any_empty``: whether
+    some window of the band has no tap; ``first_valid``: onnx's rule, where a first tap may be NaN
+    (the caller knows when none is)."""
+    want_idx = _rules(p)[0]
     off_n, off_c, _, st_h, st_w, empty_idx, use_off = _index_params(p)
     dh, dw = dil[1], dil[2]
     lowest = empty[0]
@@ -119,14 +120,14 @@ def _finish_band(o, oi, flat, at_n, xs_h, xs_w, xs_c, n, oh0, oh1, ow0, ow1, out
         # openvino: a result not above ``lowest`` gives lowest and the plane's first index. Over the
         # row at once (empty windows are set below): per output it cost more than the sliding
         # passes themselves (NCX SPP under openvino's rule 10.3 ms against 4.4).
-        if seed_lowest and want_idx:
+        if floor and want_idx:
             for ow in range(ow0, ow1):
                 for c in range(n_chan):
                     k = row + ow * n_chan + c
                     keep = as_key(o[k]) > as_key(lowest)
                     o[k] = o[k] if keep else lowest
                     oi[k] = oi[k] if keep else n * off_n + c * off_c
-        elif seed_lowest:
+        elif floor:
             for k in range(row + ow0 * n_chan, row + ow1 * n_chan):
                 o[k] = o[k] if as_key(o[k]) > as_key(lowest) else lowest
         if not (any_empty or first_valid):

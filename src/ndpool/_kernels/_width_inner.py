@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._channel_blocks import LANES, _fold_by_rule, _lanes_like
+from ._channel_blocks import LANES, _fold_by_rule, _lanes_like, _seed_block
 from ._jit import kernel
 from ._keys import as_key, is_keyed, nan_free
 from ._loops import (
@@ -126,17 +126,11 @@ def _row_blocks(flat, plane, s_d, f_d, e_d, s_h, f_h, e_h, s0, k_w, lo, hi, xst,
     # The fold's tuples typed as pool_channel_blocks' (int64 values, no literals: a literal is a type of
     # its own). The index strides and first index in ``steps`` go unused without indices.
     window = (s_d, f_d, e_d, s_h, f_h, e_h, s0, np.int64(0), k_w)
-    steps = (xs_d, xs_h, np.int64(1), dd, dh, dw, xs_d, xs_h, np.int64(1), np.int64(0), not seed_lowest)
+    steps = (xs_d, xs_h, np.int64(1), dd, dh, dw, xs_d, xs_h, np.int64(1), np.int64(0))
     at0 = plane + (s_d + f_d * dd) * xs_d + (s_h + f_h * dh) * xs_h + s0  # output 0's first tap
     for b0 in range(lo, hi, LANES):
         ow = min(b0, hi - LANES)
-        if seed_lowest:  # openvino
-            for i in range(LANES):
-                mk[i], mv[i] = as_key(lowest), lowest
-        else:  # the first tap
-            for i in range(LANES):
-                v = flat[np.uint64(at0 + ow + i)]
-                mk[i], mv[i] = as_key(v), v
+        _seed_block(flat, at0 + ow, mk, mv, mr, lowest, seed_lowest, np.int32(0))
         _fold_by_rule(flat, plane + ow, window, steps, mk, mv, mr, False, keyed, nan_takes, hold)
         if keyed:
             for i in range(LANES):
