@@ -56,6 +56,19 @@ def _data(rng: np.random.Generator, shape: tuple[int, ...], dtype) -> np.ndarray
     return x.astype(dtype)
 
 
+def _sparse_nan_data(rng: np.random.Generator, shape: tuple[int, ...], dtype) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Ties and -inf as in _data, but NaN only at two places: the first element (the first tap of the
+    first windows) and one at random. Most rows, bands and planes then hold no NaN, and the loops
+    skip their NaN work there (onnx's first-tap check, the NaN rules' passes); the others must not."""
+    x = rng.integers(-3, 4, size=shape).astype(np.float64)
+    x[rng.random(shape) < 0.05] = -np.inf
+    flat = x.reshape(-1)
+    if flat.size:
+        flat[0] = np.nan
+        flat[rng.integers(0, flat.size)] = np.nan
+    return x.astype(dtype)
+
+
 def _layout(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
     """The same logical array in another memory layout."""
     kind = rng.integers(0, 5)
@@ -433,8 +446,10 @@ LOOP_CASES = {
 
 @pytest.mark.parametrize("loop", sorted(LOOP_CASES))
 @pytest.mark.parametrize("preset", PRESETS)
-def test_each_loop_matches_reference(loop: str, preset: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The loop is really chosen (checked), and exact on every dtype, in both layouts where it runs."""
+@pytest.mark.parametrize("data", ["mixed", "sparse NaN"])
+def test_each_loop_matches_reference(loop: str, preset: str, data: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loop is really chosen (checked), and exact on every dtype, in both layouts where it runs;
+    on sparse NaNs, on every float type."""
     from ndpool._kernels import _launch
 
     chosen = _chosen_kernels(monkeypatch)
@@ -455,8 +470,8 @@ def test_each_loop_matches_reference(loop: str, preset: str, monkeypatch: pytest
         monkeypatch.setattr(_launch, "_sliding_units", lambda geom, adjacent: (3, 5))
     rng = np.random.default_rng(7)
     for layout in layouts:
-        for dtype in DTYPES:
-            x = _data(rng, shape, dtype)
+        for dtype in DTYPES if data == "mixed" else DTYPES[:4]:  # (f32, f16, bf16, f64)
+            x = _data(rng, shape, dtype) if data == "mixed" else _sparse_nan_data(rng, shape, dtype)
             if layout == "NXC":
                 x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
             if name == "pool_channels_inner":  # every second channel of a copy: channels at stride 2
