@@ -210,6 +210,32 @@ def _fold4(src, pos, fidx, dst, d0, dsti, lanes, step, want_idx, nan_takes, hold
 
 
 @njit(inline="always")
+def _from_lowest(flat, taps, nt, o, ob, oi, n_chan, off_c, base, lowest, want_idx):  # type: ignore[no-untyped-def]
+    """openvino's fold, which starts at ``lowest``, after _fold4's from tap 0 (``taps``: nt positions,
+    then their indices): the two agree wherever the result is above lowest; the other channels (all
+    taps at or below lowest, or a NaN tap 0, which held the result) are folded again from lowest, with
+    the plane's first index. Seeding lowest and a pass per tap instead cost k2s2 NXC 1.3x."""
+    kl = as_key(lowest)
+    redo = False  # first a vectorized look (a branch per channel cost 1.3x)
+    for c in range(n_chan):
+        redo |= not as_key(o[np.uint64(ob + c)]) > kl
+    if not redo:
+        return
+    for c in range(n_chan):
+        k = np.uint64(ob + c)
+        if as_key(o[k]) > kl:
+            continue
+        m, mi = lowest, base + c * off_c
+        for t in range(nt):
+            v = flat[np.uint64(taps[t] + c)]
+            if as_key(v) > as_key(m):
+                m, mi = v, taps[4 + t] + c * off_c
+        o[k] = m
+        if want_idx:
+            oi[k] = mi
+
+
+@njit(inline="always")
 def _take(src, a, i, g, step, m, mi, nan_takes, hold):  # type: ignore[no-untyped-def]
     """(m, mi) after tap src[a + i] (index g + i*step) arrives."""
     v = src[np.uint64(a + i)]
@@ -247,7 +273,7 @@ def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
                 _seed_at(empty, -1, o, ob, oi, n_chan, empty_idx + use_off * base, use_off * off_c,
                          want_idx)
                 continue
-            if unit_c and not seed_lowest and (e_d - f_d) * (e_h - f_h) * (e_w - f_w) <= 4:
+            if unit_c and (e_d - f_d) * (e_h - f_h) * (e_w - f_w) <= 4:
                 # Up to four taps (k2s2, AdaptiveMaxPool's 2x2 bins): one pass, the output written
                 # once (a pass per row of taps read and wrote it three times: 14x14 -> 7x7 with
                 # 512 channels 1.6x slower).
@@ -264,6 +290,8 @@ def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
                 for t in range(nt, 4):
                     taps[t], taps[4 + t] = taps[nt - 1], taps[3 + nt]
                 _fold4(flat, taps[:4], taps[4:], o, ob, oi, n_chan, off_c, want_idx, nan_takes, hold)
+                if seed_lowest:
+                    _from_lowest(flat, taps, nt, o, ob, oi, n_chan, off_c, base, empty[0], want_idx)
                 continue
             if seed_lowest:
                 _seed_at(empty, -1, o, ob, oi, n_chan, base, off_c, want_idx)
