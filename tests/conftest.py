@@ -225,10 +225,10 @@ def pytest_configure(config: Any) -> None:
     pyproject's addopts), each collecting the tests again, and seeds are part of test ids, so every
     worker must draw the same one. Workers inherit the environment of the process that starts them."""
     import os
-    import time
 
-    if "NDPOOL_TEST_SEED" not in os.environ:
-        os.environ["NDPOOL_TEST_SEED"] = str(int.from_bytes(os.urandom(4), "little") ^ (time.time_ns() & 0xFFFFFFFF))
+    from cases import run_seeds
+
+    os.environ["NDPOOL_TEST_SEED"] = str(run_seeds()[1])  # (the variable itself when set)
 
 
 def pytest_report_header(config: Any) -> str:

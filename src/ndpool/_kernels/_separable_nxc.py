@@ -104,6 +104,17 @@ def _band_input_rows(band, stride_h, k_h, dil_h):  # type: ignore[no-untyped-def
 
 
 @njit(inline="always")
+def _floor(o, at, count, lowest):  # type: ignore[no-untyped-def]
+    """openvino's start at ``lowest``: a result not above it (a NaN too) becomes it. pool_sliding
+    applies it per output row as it writes it: over the unit's rows afterwards, NCX SPP under
+    openvino's preset took 1.1-1.4x the spec preset's time."""
+    kl = as_key(lowest)
+    for k in range(at, at + count):
+        v = o[np.uint64(k)]
+        o[np.uint64(k)] = v if as_key(v) > kl else lowest
+
+
+@njit(inline="always")
 def _finish_band(o, oi, flat, at_n, xs_h, xs_w, xs_c, n, oh0, oh1, ow0, ow1, out_h, out_w, n_chan, win, dil, p, empty,  # type: ignore[no-untyped-def]
                  floor, any_empty, first_valid):
     """The band's outputs (rows oh0..oh1, columns ow0..ow1) folded by the later-wins rule become the
@@ -128,8 +139,7 @@ def _finish_band(o, oi, flat, at_n, xs_h, xs_w, xs_c, n, oh0, oh1, ow0, ow1, out
                     o[k] = o[k] if keep else lowest
                     oi[k] = oi[k] if keep else n * off_n + c * off_c
         elif floor:
-            for k in range(row + ow0 * n_chan, row + ow1 * n_chan):
-                o[k] = o[k] if as_key(o[k]) > as_key(lowest) else lowest
+            _floor(o, row + ow0 * n_chan, (ow1 - ow0) * n_chan, lowest)
         if not (any_empty or first_valid):
             continue
         empty_h = win[1, 1, oh] >= win[1, 2, oh]

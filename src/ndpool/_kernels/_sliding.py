@@ -32,7 +32,7 @@ from ._keys import as_key
 from ._loops import _rules
 from ._prefetch import LINE, prefetch_read, prefetch_write
 from ._separable import _combine_run, _later_wins, _level_of
-from ._separable_nxc import _finish_band
+from ._separable_nxc import _finish_band, _floor
 
 
 # Input rows requested ahead of the one being folded.
@@ -221,17 +221,6 @@ def pool_sliding(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, 
         if any_empty or first_valid:
             _finish_band(o_all, idx.reshape(-1), flat, at_plane, xs_h, xs_w, xs_c, plane, oh0, oh1, ow0, ow1, out_h,
                          out_w, lanes, win, dil, p, empty, False, any_empty, first_valid)
-
-
-@njit(inline="always")
-def _floor(o, at, count, lowest):  # type: ignore[no-untyped-def]
-    """openvino's start at ``lowest``: a result not above it (a NaN too) becomes it. Per output row
-    as it is written: over the unit's rows afterwards, NCX SPP under openvino's preset took 1.1-1.4x
-    the spec preset's time."""
-    kl = as_key(lowest)
-    for k in range(at, at + count):
-        v = o[np.uint64(k)]
-        o[np.uint64(k)] = v if as_key(v) > kl else lowest
 
 
 @njit(inline="always")
