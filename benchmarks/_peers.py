@@ -43,8 +43,9 @@ def from_nxc(x: np.ndarray) -> np.ndarray:
 # --- ndpool -------------------------------------------------------------------------------------------------
 
 
-def ndpool_candidate(w: Workload, x_ncx: np.ndarray) -> Candidate:
-    """ndpool on the workload's own layout (the layout is part of what is being measured)."""
+def ndpool_candidate(w: Workload, x_ncx: np.ndarray, semantics: str = "spec") -> Candidate:
+    """ndpool on the workload's own layout (the layout is part of what is being measured), under the
+    preset ``semantics`` (ndpool's default: spec)."""
     import ndpool
 
     x = to_nxc(x_ncx) if w.layout == "NXC" else x_ncx
@@ -53,12 +54,12 @@ def ndpool_candidate(w: Workload, x_ncx: np.ndarray) -> Candidate:
             return ndpool.max_pool(
                 x, kernel=w.kernel, strides=w.strides, pads_begin=w.pads, pads_end=w.pads,
                 data_format=w.layout, return_indices=w.indices is not None,
-                index_element_type=w.indices or "i64",
+                index_element_type=w.indices or "i64", semantics=semantics,
             )
     else:
         def run() -> Any:
             return ndpool.adaptive_max_pool(
-                x, w.output_size, index_element_type=w.indices, data_format=w.layout
+                x, w.output_size, index_element_type=w.indices, data_format=w.layout, semantics=semantics
             )
 
     def values_ncx(result: Any) -> np.ndarray:

@@ -21,23 +21,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _peers
 import suite
 
-import ndpool
-
 MAX_POOL = ("spec", "openvino", "onednn", "torch", "onnx")
 ADAPTIVE = ("spec", "openvino", "torch")
 
 
 def calls(w: suite.Workload, x_ncx: np.ndarray) -> dict[str, Any]:
-    """One call per preset on the workload's layout (as benchmarks/run.py calls ndpool)."""
-    x = _peers.to_nxc(x_ncx) if w.layout == "NXC" else x_ncx
-    if w.op == "max_pool":
-        return {sem: (lambda sem=sem: ndpool.max_pool(
-            x, kernel=w.kernel, strides=w.strides, pads_begin=w.pads, pads_end=w.pads, data_format=w.layout,
-            return_indices=w.indices is not None, index_element_type=w.indices or "i64", semantics=sem))
-            for sem in MAX_POOL}
-    return {sem: (lambda sem=sem: ndpool.adaptive_max_pool(
-        x, w.output_size, index_element_type=w.indices, data_format=w.layout, semantics=sem))
-        for sem in ADAPTIVE}
+    """One call per preset, as benchmarks/run.py calls ndpool (each on its own copy of the input in
+    the workload's layout)."""
+    presets = MAX_POOL if w.op == "max_pool" else ADAPTIVE
+    return {sem: _peers.ndpool_candidate(w, x_ncx, semantics=sem).run for sem in presets}
 
 
 def main(argv: list[str] | None = None) -> None:
