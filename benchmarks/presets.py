@@ -3,7 +3,7 @@
 A preset changes the NaN rule and the empty-window value and index; issue 3 asks that neither costs speed.
 For every f32 workload of suite.py (values only, and with i64 indices where the workload has indices; the
 i32 rows take the same loops), ndpool runs under each preset the op has, round-robin in one process on the
-same data with 2 threads, minimum of ``--repeat`` runs. Prints the ms per preset and the slowest preset's
+same data with 2 threads, minimum over ``--repeat`` rounds (suite.time_round_robin: a few calls in a row each). Prints the ms per preset and the slowest preset's
 time over the fastest's.
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -46,12 +45,7 @@ def main(argv: list[str] | None = None) -> None:
         fs = calls(w, suite.make_input(w))
         for f in fs.values():
             f()  # compile or load, first touch
-        best = dict.fromkeys(fs, float("inf"))
-        for _ in range(args.repeat):
-            for sem, f in fs.items():
-                t = time.perf_counter()
-                f()
-                best[sem] = min(best[sem], time.perf_counter() - t)
+        best = suite.time_round_robin(fs, args.repeat)
         cells = " ".join(f"{best[s] * 1e3:9.2f}" if s in best else f"{'-':>9}" for s in MAX_POOL)
         print(f"{w.name:<42} {cells}  {max(best.values()) / min(best.values()):.2f}", flush=True)
 

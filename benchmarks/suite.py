@@ -4,8 +4,8 @@ Importable (``WORKLOADS``, ``run_suite``, ``format_table``, ``measure_rss``) so 
 ``benchmarks/run.py`` is the command-line front end.
 
 Method: every engine runs the same logical data in one process with 2 threads. Each candidate gets one untimed
-warm-up call, then the candidates are timed round-robin (so slow drift of a noisy machine hits all of them alike)
-and the minimum is kept. A peer is timed on every layout it takes natively and reported on its fastest.
+warm-up call, then the candidates are timed round-robin (so slow drift of a noisy machine hits all of them alike),
+BURST calls in a row per turn, and the minimum is kept. A peer is timed on every layout it takes natively and reported on its fastest.
 The roofline is a memory copy of as many bytes as the op reads and writes, timed in the same rounds.
 """
 
@@ -31,8 +31,14 @@ if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 import _peers  # noqa: E402
 
-DEFAULT_REPEAT = 7
+DEFAULT_REPEAT = 5  # rounds
 QUICK_REPEAT = 2
+# Calls in a row per candidate and round. A call right after another engine's ran slower: the engines' worker
+# threads spin for a while after returning (onnxruntime's by default, OpenVINO's TBB arena, torch's OpenMP) and
+# take the cores the next engine needs, and its data was evicted from the caches. ndpool on the k13 SPP workload:
+# 3.8 ms in a row, 6.5 ms on the call right after an OpenVINO call (benchmarks run side by side, 2 threads); the
+# peers suffered alike after one another. With one call per turn no sample was ever undisturbed.
+BURST = 3
 # A call slower than this is not repeated: its warm-up time is its figure. OpenVINO's MaxPool-8 with indices takes
 # a minute per call on the SPP workloads; repeating it would make the suite hours long for a figure that is
 # 1000x off the others anyway.
@@ -179,15 +185,16 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - t0, result
 
 
-def time_round_robin(runners: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
-    """Minimum seconds per runner over `repeat` rounds; GC off while timing."""
+def time_round_robin(runners: dict[str, Callable[[], Any]], repeat: int, burst: int = BURST) -> dict[str, float]:
+    """Minimum seconds per runner over `repeat` rounds of `burst` calls in a row each; GC off while timing."""
     samples: dict[str, list[float]] = {key: [] for key in runners}
     gc.collect()
     gc.disable()
     try:
         for _ in range(repeat):
             for key, fn in runners.items():
-                samples[key].append(_timed(fn)[0])
+                for _ in range(burst):
+                    samples[key].append(_timed(fn)[0])
     finally:
         gc.enable()
     return {key: min(ts) for key, ts in samples.items()}

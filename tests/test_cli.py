@@ -413,6 +413,15 @@ def test_bench_errors(capsys: Capsys, tmp_path: Path, monkeypatch: pytest.Monkey
     assert "--plot needs matplotlib: pip install 'ndpool[plot]'" in _fails(capsys, "bench", "--plot", "x.png")
 
 
+def test_bench_times_calls_in_bursts() -> None:
+    # Every runner is called `burst` times in a row per round, round-robin, and keeps its fastest call.
+    suite = cli._load_suite(REPO / "benchmarks")
+    calls: list[str] = []
+    best = suite.time_round_robin({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, 2, burst=3)
+    assert calls == ["a"] * 3 + ["b"] * 3 + ["a"] * 3 + ["b"] * 3
+    assert set(best) == {"a", "b"} and all(0 <= t < 1 for t in best.values())
+
+
 def test_bench_finds_the_checkout() -> None:
     assert cli._find_benchmarks(None) == REPO / "benchmarks"
 
