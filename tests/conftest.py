@@ -13,6 +13,7 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
+import pytest
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float16), BF16, np.dtype(np.float64))
@@ -218,6 +219,17 @@ def random_data(rng: np.random.Generator, shape: Sequence[int], dtype: np.dtype,
     if special:
         pool += [math.nan, math.inf, -math.inf]
     return np.array(pool, np.float64)[rng.integers(0, len(pool), size=shape)].astype(dtype)
+
+
+@pytest.fixture(autouse=True)
+def _no_kept_plans() -> None:
+    """ndpool keeps the plans of recent calls (which loop, its units of work): a test that swaps the
+    launcher's decisions (monkeypatch) must not meet a plan made before it. Every test starts without."""
+    try:
+        from ndpool._kernels import _launch
+    except ImportError:  # (numba missing: no plans)
+        return
+    _launch.forget_plans()
 
 
 def pytest_configure(config: Any) -> None:

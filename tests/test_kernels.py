@@ -339,6 +339,55 @@ def test_threads_follow_numba_thread_count(monkeypatch: pytest.MonkeyPatch) -> N
     assert set(seen) == ({2} if numba.config.NUMBA_NUM_THREADS >= 2 else set())
 
 
+def test_plans_are_kept_per_everything_they_depend_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call's plan (its loop, units and constant arguments) is made once and reused by the same call
+    on other data; the data's strides or type, the preset, the index type and the thread count each
+    make another. Plans hold no reference to the data, and only the latest few are kept."""
+    import gc
+    import weakref
+
+    import numba
+
+    from ndpool._kernels import _launch
+
+    built: list[object] = []
+    real = _launch._plan_run
+    monkeypatch.setattr(_launch, "_plan_run", lambda *a, **k: built.append(a[0].shape) or real(*a, **k))
+    rng = np.random.default_rng(0)
+    x = _data(rng, (2, 40, 9, 8), np.float32)
+    call = dict(kernel=3, strides=2, pads_begin=1, pads_end=1, data_format="NCX")
+    ndpool.max_pool(x, **call)
+    y = _data(rng, x.shape, np.float32)
+    assert np.array_equal(_bits(ndpool.max_pool(y, **call)), _bits(_run("numpy", ndpool.max_pool, y, **call)))
+    assert len(built) == 1  # the kept plan, on other data
+    variants = [(x[:, ::-1], call), (x.astype(np.float64), call), (x, dict(call, semantics="onnx")),
+                (x, dict(call, return_indices=True)), (x, dict(call, return_indices=True, index_element_type="i32")),
+                (_run("numpy", ndpool.adaptive_max_pool, x, (3, 4))[0], dict(call, kernel=2, pads_end=0))]
+    for data, attrs in variants:
+        before = len(built)
+        got = ndpool.max_pool(data, **attrs)
+        expected = _run("numpy", ndpool.max_pool, data, **attrs)
+        for e, g in zip(*(r if isinstance(r, tuple) else (r,) for r in (expected, got)), strict=True):
+            assert np.array_equal(_bits(e), _bits(g)) and e.dtype == g.dtype, attrs
+        assert len(built) == before + 1, attrs
+    old = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        ndpool.max_pool(x, **call)
+    finally:
+        numba.set_num_threads(old)
+    assert len(built) == len(variants) + 2
+    z = _data(rng, (1, 3, 50, 50), np.float32)
+    gone = weakref.ref(z)
+    ndpool.max_pool(z, **call)
+    del z
+    gc.collect()
+    assert gone() is None
+    for n in range(_launch._PLANS_KEPT + 8):
+        ndpool.max_pool(x[:1, :1, : 3 + n % 6, : 3 + n // 6], **call)
+    assert 0 < len(_launch._plans) <= _launch._PLANS_KEPT
+
+
 # One case per loop shape, with the loop that must be chosen for it: the random grids above reach
 # some loops only by chance (long rows, large windows), so each is pinned here on every preset and dtype.
 LOOP_CASES = {
@@ -509,6 +558,7 @@ def test_sliding_on_any_window_and_unit(seed: int, monkeypatch: pytest.MonkeyPat
         x, attrs = _max_pool_case(rng, large=bool(rng.random() < 0.5))
         attrs["return_indices"] = False
         units[0] = (int(rng.integers(1, 5)), int(rng.integers(1, 7)))
+        _launch.forget_plans()  # (a kept plan would keep its units)
         try:
             expected = _run("numpy", ndpool.max_pool, x, **attrs)
         except ndpool.PoolingError:

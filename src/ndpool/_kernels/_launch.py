@@ -14,6 +14,7 @@ import functools
 import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, cast
 
 import ml_dtypes
@@ -91,8 +92,8 @@ Result = tuple[np.ndarray, np.ndarray | None]
 Bounds = list[tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
-def max_pool_numba(x: np.ndarray, geom: PoolGeometry, preset: sem.Preset,
-                   index_dtype: np.dtype[Any] | None, index_axis: int) -> Result:
+def _plan_max_pool(x: np.ndarray, geom: PoolGeometry, preset: sem.Preset, index_dtype: np.dtype[Any] | None,
+                   index_axis: int) -> _Plan:
     bounds = [geom.tap_bounds(axis) for axis in range(len(geom.in_size))]
     interior = geom.interior(len(geom.in_size) - 1)
     # Large windows on 1-D and 2-D data without indices: rows through doubling levels (pool_sliding).
@@ -110,8 +111,8 @@ def max_pool_numba(x: np.ndarray, geom: PoolGeometry, preset: sem.Preset,
         width_kernel = pool_plane_lanes
     if sliding:
         width_kernel = pool_sliding
-    return _run(x, geom, bounds, geom.dilations, geom.strides[-1], interior, preset, index_dtype,
-                index_axis, separable, width_kernel)
+    return _plan_run(x, geom, bounds, geom.dilations, geom.strides[-1], interior, preset, index_dtype,
+                     index_axis, separable, width_kernel)
 
 
 def _folds_pay(x: np.ndarray, geom: PoolGeometry) -> bool:
@@ -125,19 +126,73 @@ def _folds_pay(x: np.ndarray, geom: PoolGeometry) -> bool:
             and geom.kernel[-1] == 3 and geom.dilations[-1] == 1 and geom.strides[-1] in (1, 2))
 
 
+def max_pool_numba(x: np.ndarray, geom: PoolGeometry, preset: sem.Preset,
+                   index_dtype: np.dtype[Any] | None, index_axis: int) -> Result:
+    return _execute(_plan_for(_plan_max_pool, x, geom, preset, index_dtype, index_axis), x)
+
+
 def adaptive_max_pool_numba(x: np.ndarray, geom: AdaptiveGeometry, preset: sem.Preset,
                             index_dtype: np.dtype[Any], index_axis: int) -> Result:
+    return _execute(_plan_for(_plan_adaptive, x, geom, preset, index_dtype, index_axis), x)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What a call runs, decided from everything but its data: the kernel, its constant arguments
+    (windows, dilations, parameters, empty-window values), its units of work and scratch, and the
+    outputs' shape and layout. Deciding took about 140 us a call (numpy calls on small arrays),
+    most of the time of a call on a small input."""
+
+    storage: np.dtype[Any]
+    order: tuple[int, ...]
+    out_shape: tuple[int, ...]
+    index_dtype: np.dtype[Any] | None
+    geom: _Planes
+    kernel: Any  # None: an empty output, nothing to run
+    consts: tuple[np.ndarray, ...]
+    rows: int
+    scratch: tuple[int, int]
+
+
+# Plans of recent calls, by everything a plan depends on. A few dozen: a model's layers, a test's cases.
+_PLANS_KEPT = 64
+_plans: dict[tuple[Any, ...], _Plan] = {}
+_plans_lock = threading.Lock()
+
+
+def forget_plans() -> None:
+    """Drop the kept plans (tests that swap this module's decisions call it first)."""
+    with _plans_lock:
+        _plans.clear()
+
+
+def _plan_for(build: Any, x: np.ndarray, geom: _Planes, preset: sem.Preset, index_dtype: np.dtype[Any] | None,
+              index_axis: int) -> _Plan:
+    # The data's strides choose loops and its layout the outputs'; the thread count, the units.
+    key = (build, x.shape, x.strides, x.dtype, geom, preset, index_dtype, index_axis, numba.get_num_threads())
+    plan = _plans.get(key)
+    if plan is None:
+        plan = build(x, geom, preset, index_dtype, index_axis)
+        with _plans_lock:
+            if len(_plans) >= _PLANS_KEPT:
+                _plans.pop(next(iter(_plans)), None)  # the oldest
+            _plans[key] = plan
+    return plan
+
+
+def _plan_adaptive(x: np.ndarray, geom: AdaptiveGeometry, preset: sem.Preset, index_dtype: np.dtype[Any],
+                   index_axis: int) -> _Plan:
     even = _even_bins(geom)
     if even is not None:
-        return max_pool_numba(x, even, preset, index_dtype, index_axis)
+        return _plan_max_pool(x, even, preset, index_dtype, index_axis)
     bounds = [geom.tap_bounds(axis) for axis in range(len(geom.in_size))]
     # NXC data: the channels-inner loop (vectorized across channels). NCX: small planes as lanes
     # of that loop, larger ones bins row by row (_adaptive). (Separable tables were 10x slower here:
     # bins barely overlap, so each element is read about once directly, against log2(bin) table
     # passes.)
     width_kernel = pool_plane_lanes if _plane_lanes_pay(x, geom, bounds) else adaptive_width_inner
-    return _run(x, geom, bounds, (1,) * len(geom.in_size), 1, (0, 0), preset, index_dtype,
-                index_axis, width_kernel=width_kernel)
+    return _plan_run(x, geom, bounds, (1,) * len(geom.in_size), 1, (0, 0), preset, index_dtype,
+                     index_axis, width_kernel=width_kernel)
 
 
 def _plane_lanes_pay(x: np.ndarray, geom: _Planes, bounds: Bounds) -> bool:
@@ -340,9 +395,26 @@ def _table_levels(bounds: Bounds) -> tuple[int, ...]:
     return (0,) * (3 - len(bounds)) + tuple(tops)
 
 
-def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...], stride_w: int,
-         interior: tuple[int, int], preset: sem.Preset, index_dtype: np.dtype[Any] | None,
-         index_axis: int, separable: bool = False, width_kernel: Any = pool_width_inner) -> Result:
+def _execute(plan: _Plan, x: np.ndarray) -> Result:
+    """Allocate the outputs and run the plan's kernel on ``x`` (read in place)."""
+    storage = plan.storage
+    out5 = np.empty(plan.out_shape, storage)
+    idx5 = np.empty(plan.out_shape, np.int64) if plan.index_dtype is not None else _NO_INDICES
+    if plan.kernel is not None:
+        flat, offset, strides = _flat_view(_as_5d(x.view(storage) if storage != x.dtype else x))
+        _launch(_compiled(plan.kernel, storage), (flat, offset, strides, out5, idx5, *plan.consts), plan.rows,
+                out5.size, plan.scratch, storage)
+    values = _ncx5(out5.view(x.dtype) if storage != x.dtype else out5, plan.order, plan.geom)
+    if plan.index_dtype is None:
+        return values, None
+    # The kernels write int64; i32 is narrowed here (the geometry proved every index fits).
+    indices = idx5 if plan.index_dtype == np.int64 else idx5.astype(plan.index_dtype)
+    return values, _ncx5(indices, plan.order, plan.geom)
+
+
+def _plan_run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...], stride_w: int,
+              interior: tuple[int, int], preset: sem.Preset, index_dtype: np.dtype[Any] | None,
+              index_axis: int, separable: bool = False, width_kernel: Any = pool_width_inner) -> _Plan:
     storage = _STORAGE.get(x.dtype, x.dtype)
     x5 = _as_5d(x.view(storage) if storage != x.dtype else x)
     # Loop along whichever axis is adjacent in memory: channels (NXC) or width (NCX).
@@ -353,8 +425,6 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
     order = (0, 2, 3, 4, 1) if adjacent else (0, 1, 2, 3, 4)
     out_shape = tuple(((geom.batch, geom.channels) + (1,) * (3 - len(geom.out_size))
                        + geom.out_size)[axis] for axis in order)
-    out5 = np.empty(out_shape, storage)
-    idx5 = np.empty(out_shape, np.int64) if index_dtype is not None else _NO_INDICES
     # Large windows without indices (1-D, 2-D): pool_sliding's units of output rows and columns. With
     # indices, on NXC data: 1-D and 2-D by bands of output rows with channels as lanes; 3-D gathers
     # this many channels' planes at a time (see pool_separable).
@@ -367,61 +437,57 @@ def _run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...
         block = _band_rows(cast(PoolGeometry, geom), bounds)
     else:
         block = _gather_block(geom) if separable and adjacent else 1
-    if out5.size:
-        # The empty-window value, and a value no tap can win against (pool_planes' margins).
-        empty = np.array([preset.empty_value_for(x.dtype), _never_wins(x.dtype)], x.dtype).view(storage)
-        dil = np.array((1,) * (3 - len(dilations)) + tuple(dilations), np.int64)
-        p = _params(geom, preset, index_dtype is not None, index_axis, stride_w, interior, x5.shape,
-                    bounds)
-        if isinstance(geom, PoolGeometry):  # what the MaxPool loops need beyond the others
-            pad = 3 - len(geom.in_size)
-            inner = [(0, 1)] * pad + [geom.interior(axis) for axis in range(len(geom.in_size))]
-            p = np.concatenate([p, np.array((1,) * pad + geom.strides, np.int64),
-                                np.array([v for lo_hi in inner for v in lo_hi], np.int64),
-                                np.array((1,) * pad + geom.kernel, np.int64),
-                                np.array([geom.plane_size <= _SEPARABLE_MAX_PLANE, block], np.int64),
-                                np.array((0,) * pad + tuple(int(start[0]) for start, _, _ in bounds), np.int64),
-                                dil, np.array([order[-1] == 1, strip], np.int64)])
-        flat, offset, strides = _flat_view(x5)
-        args = (flat, offset, strides, out5, idx5, _windows(bounds), dil, p, empty)
-        planes = geom.batch * geom.channels  # units of work of the per-plane kernels
-        if sliding:
-            units = geom.batch if adjacent else planes
-            out_w = out_shape[3 if adjacent else 4]
-            kernel = pool_sliding
-            rows = units * -(-out_shape[2 if adjacent else 3] // block) * -(-out_w // strip)
-        elif nxc_bands:
-            kernel, rows = pool_separable_nxc, geom.batch * -(-out_shape[2] // block)
-        elif separable:
-            kernel, rows = pool_separable, geom.batch * -(-geom.channels // block)
-        elif channels_inner:
-            # (Blocks keep indices as int32 offsets within a plane. bf16 without indices ran slower
-            # in blocks, side by side on 2 threads: the NXC stem 6.5 -> 7.7 ms, 3-D k3s2 with 32
-            # channels 3.1 -> 3.4, 5x5 s2 with 128 channels 1.7 -> 2.4; with indices faster.)
-            blocks = (strides[1] == 1 and geom.channels >= _BLOCKS_MIN_CHANNELS and geom.plane_size < 2**31
-                      and math.prod(max(1, taps) for taps in _widest_taps(bounds)) > _BLOCKS_MIN_TAPS
-                      and (index_dtype is not None or x.dtype != ml_dtypes.bfloat16))
-            runs = (isinstance(geom, PoolGeometry) and strides[1] == 1 and geom.channels <= _RUNS_MAX_CHANNELS
-                    and not blocks)
-            kernel = pool_channel_blocks if blocks else pool_channel_runs if runs else pool_channels_inner
-            rows = math.prod(out_shape[:3])
-        elif width_kernel is pool_folds:
-            kernel, rows = pool_folds, planes
-        elif width_kernel is pool_plane_lanes:
-            kernel = pool_plane_lanes
-            rows = plane_lanes_blocks(planes, geom.plane_size)
-        elif width_kernel is pool_planes and planes_fit(p, x5.shape, out5.shape):
-            kernel, rows = pool_planes, planes
-        else:
-            kernel = pool_width_inner if width_kernel is pool_planes else width_kernel
-            rows = math.prod(out_shape[:4])
-        scratch = _SCRATCH[kernel](p, x5.shape, out5.shape)
-        _launch(_compiled(kernel, storage), args, rows, out5.size, scratch, storage)
-    values = _ncx5(out5.view(x.dtype) if storage != x.dtype else out5, order, geom)
-    if index_dtype is None:
-        return values, None
-    # The kernels write int64; i32 is narrowed here (the geometry proved every index fits).
-    return values, _ncx5(idx5 if index_dtype == np.int64 else idx5.astype(index_dtype), order, geom)
+    if math.prod(out_shape) == 0:
+        return _Plan(storage, order, out_shape, index_dtype, geom, None, (), 0, (0, 0))
+    # The empty-window value, and a value no tap can win against (pool_planes' margins).
+    empty = np.array([preset.empty_value_for(x.dtype), _never_wins(x.dtype)], x.dtype).view(storage)
+    dil = np.array((1,) * (3 - len(dilations)) + tuple(dilations), np.int64)
+    p = _params(geom, preset, index_dtype is not None, index_axis, stride_w, interior, x5.shape,
+                bounds)
+    if isinstance(geom, PoolGeometry):  # what the MaxPool loops need beyond the others
+        pad = 3 - len(geom.in_size)
+        inner = [(0, 1)] * pad + [geom.interior(axis) for axis in range(len(geom.in_size))]
+        p = np.concatenate([p, np.array((1,) * pad + geom.strides, np.int64),
+                            np.array([v for lo_hi in inner for v in lo_hi], np.int64),
+                            np.array((1,) * pad + geom.kernel, np.int64),
+                            np.array([geom.plane_size <= _SEPARABLE_MAX_PLANE, block], np.int64),
+                            np.array((0,) * pad + tuple(int(start[0]) for start, _, _ in bounds), np.int64),
+                            dil, np.array([order[-1] == 1, strip], np.int64)])
+    strides = _flat_view(x5)[2]  # the element strides the kernel will read with
+    planes = geom.batch * geom.channels  # units of work of the per-plane kernels
+    if sliding:
+        units = geom.batch if adjacent else planes
+        out_w = out_shape[3 if adjacent else 4]
+        kernel = pool_sliding
+        rows = units * -(-out_shape[2 if adjacent else 3] // block) * -(-out_w // strip)
+    elif nxc_bands:
+        kernel, rows = pool_separable_nxc, geom.batch * -(-out_shape[2] // block)
+    elif separable:
+        kernel, rows = pool_separable, geom.batch * -(-geom.channels // block)
+    elif channels_inner:
+        # (Blocks keep indices as int32 offsets within a plane. bf16 without indices ran slower
+        # in blocks, side by side on 2 threads: the NXC stem 6.5 -> 7.7 ms, 3-D k3s2 with 32
+        # channels 3.1 -> 3.4, 5x5 s2 with 128 channels 1.7 -> 2.4; with indices faster.)
+        blocks = (strides[1] == 1 and geom.channels >= _BLOCKS_MIN_CHANNELS and geom.plane_size < 2**31
+                  and math.prod(max(1, taps) for taps in _widest_taps(bounds)) > _BLOCKS_MIN_TAPS
+                  and (index_dtype is not None or x.dtype != ml_dtypes.bfloat16))
+        runs = (isinstance(geom, PoolGeometry) and strides[1] == 1 and geom.channels <= _RUNS_MAX_CHANNELS
+                and not blocks)
+        kernel = pool_channel_blocks if blocks else pool_channel_runs if runs else pool_channels_inner
+        rows = math.prod(out_shape[:3])
+    elif width_kernel is pool_folds:
+        kernel, rows = pool_folds, planes
+    elif width_kernel is pool_plane_lanes:
+        kernel = pool_plane_lanes
+        rows = plane_lanes_blocks(planes, geom.plane_size)
+    elif width_kernel is pool_planes and planes_fit(p, x5.shape, out_shape):
+        kernel, rows = pool_planes, planes
+    else:
+        kernel = pool_width_inner if width_kernel is pool_planes else width_kernel
+        rows = math.prod(out_shape[:4])
+    scratch = _SCRATCH[kernel](p, x5.shape, out_shape)
+    return _Plan(storage, order, out_shape, index_dtype, geom, kernel, (_windows(bounds), dil, p, empty), rows,
+                 scratch)
 
 
 def _never_wins(dtype: np.dtype[Any]) -> Any:
