@@ -3,8 +3,8 @@
 A preset changes the NaN rule and the empty-window value and index; issue 3 asks that neither costs speed.
 For every f32 workload of suite.py (values only, and with i64 indices where the workload has indices; the
 i32 rows take the same loops), ndpool runs under each preset the op has, round-robin in one process on the
-same data with 2 threads, minimum over ``--repeat`` rounds (suite.time_round_robin: a few calls in a row each). Prints the ms per preset and the slowest preset's
-time over the fastest's.
+same data with 2 threads, minimum over ``--repeat`` rounds (suite.time_round_robin: a few calls in a row
+each). Prints the ms per preset and the slowest preset's time over the fastest's.
 """
 
 from __future__ import annotations

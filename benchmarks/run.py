@@ -23,7 +23,8 @@ def log(message: str) -> None:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=None,
-                   help=f"rounds of {suite.BURST} timed calls per engine, minimum kept (default {suite.DEFAULT_REPEAT}, "
+                   help=f"rounds of {suite.BURST} timed calls per engine, minimum kept "
+                        f"(default {suite.DEFAULT_REPEAT}, "
                         f"{suite.QUICK_REPEAT} with --quick)")
     p.add_argument("--filter", metavar="SUBSTR", help="only workloads whose name contains SUBSTR")
     p.add_argument("--quick", action="store_true", help="tiny shapes: a smoke run of every code path")

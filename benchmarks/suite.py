@@ -5,7 +5,8 @@ Importable (``WORKLOADS``, ``run_suite``, ``format_table``, ``measure_rss``) so 
 
 Method: every engine runs the same logical data in one process with 2 threads. Each candidate gets one untimed
 warm-up call, then the candidates are timed round-robin (so slow drift of a noisy machine hits all of them alike),
-BURST calls in a row per turn, and the minimum is kept. A peer is timed on every layout it takes natively and reported on its fastest.
+BURST calls in a row per turn, and the minimum is kept. A peer is timed on every layout it takes natively and
+reported on its fastest.
 The roofline is a memory copy of as many bytes as the op reads and writes, timed in the same rounds.
 """
 

@@ -494,7 +494,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="PATH.png", help="also draw the ratios (needs matplotlib: ndpool[plot])")
     p.add_argument("--quick", action="store_true", help="tiny shapes: a smoke run of every workload")
     p.add_argument("--filter", metavar="SUBSTR", help="only workloads whose name contains SUBSTR")
-    p.add_argument("--repeat", type=int, metavar="N", help="timing rounds, each a few calls in a row per engine (default: the suite's)")
+    p.add_argument("--repeat", type=int, metavar="N",
+                   help="timing rounds, each a few calls in a row per engine (default: the suite's)")
     p.add_argument("--benchmarks", metavar="DIR", help="the benchmarks/ directory (default: found beside src/)")
     p.set_defaults(func=_cmd_bench)
 
