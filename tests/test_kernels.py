@@ -339,6 +339,40 @@ def test_threads_follow_numba_thread_count(monkeypatch: pytest.MonkeyPatch) -> N
     assert set(seen) == ({2} if numba.config.NUMBA_NUM_THREADS >= 2 else set())
 
 
+def test_a_new_process_compiles_nothing_when_the_kernels_are_cached() -> None:
+    """With every kernel in the disk cache (the session's precompile), a new process's first calls load them
+    and compile nothing, not even a jitted layout helper the launcher runs in Python: one did, 0.9 s with
+    numba's compiler starting up, and a first call took 1.5-1.9 s. The calls reach every layout helper."""
+    import subprocess
+    import sys
+
+    script = """
+import time
+import numpy as np
+import numba.core.compiler as compiler
+import ndpool
+compiled = []
+real = compiler.compile_extra
+compiler.compile_extra = lambda *a, **k: compiled.append(getattr(a[2], "__name__", "?")) or real(*a, **k)
+rng = np.random.default_rng(0)
+x2, x3 = rng.standard_normal((1, 32, 30, 30), dtype=np.float32), rng.standard_normal((1, 8, 9, 10, 11), dtype=np.float32)
+t = time.perf_counter()
+ndpool.max_pool(x2, kernel=3, strides=2, pads_begin=1, pads_end=1, data_format="NCX")  # folds, sliding's test
+ndpool.max_pool(x2, kernel=2, strides=2, data_format="NCX")  # planes
+first = time.perf_counter() - t
+for layout in ("NCX", "NXC"):
+    ndpool.max_pool(x2, kernel=13, strides=1, pads_begin=6, pads_end=6, data_format=layout)  # sliding
+    ndpool.max_pool(x2, kernel=9, strides=1, pads_begin=4, pads_end=4, data_format=layout, return_indices=True)
+ndpool.max_pool(x3, kernel=7, strides=1, pads_begin=3, pads_end=3, return_indices=True)  # 3-D separable
+ndpool.adaptive_max_pool(x2, (7, 6))  # planes as lanes
+print(compiled, f"{first:.2f}")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    compiled, first = done.stdout.rsplit(maxsplit=1)
+    assert compiled == "[]", done.stdout
+    print(f"first call of a new process: {first} s")
+
+
 def test_plans_are_kept_per_everything_they_depend_on(monkeypatch: pytest.MonkeyPatch) -> None:
     """A call's plan (its loop, units and constant arguments) is made once and reused by the same call
     on other data; the data's strides or type, the preset, the index type and the thread count each

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._jit import kernel
+from ._jit import kernel, pure
 from ._keys import as_key, nan_free
 from ._loops import _index_params, _rules
 from ._prefetch import LINE, prefetch_read, prefetch_write
@@ -321,5 +321,5 @@ def _scratch_layout(in_d, in_h, out_d, out_h, out_w):  # type: ignore[no-untyped
 def folds_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
     """(elements, int64s) of scratch ``pool_folds`` takes per thread (indices beside the w and h
     results only)."""
-    _, tb, end = _scratch_layout.py_func(in5[2], in5[3], out5[2], out5[3], out5[4])
+    _, tb, end = pure(_scratch_layout)(in5[2], in5[3], out5[2], out5[3], out5[4])
     return end, tb if int(p[0]) else 1

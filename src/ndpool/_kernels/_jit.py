@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import types
 from typing import Any
 
 from numba import njit
@@ -56,3 +57,18 @@ _CACHE_IMPL._locator_classes.insert(0, _AllSourcesLocator)
 # atomic incref/decref pair, 60% of the NCX stem's time. So kernels allocate nothing; their
 # scratch comes in as arguments.
 kernel = njit(cache=True, nogil=True, _nrt=False)  # type: ignore[call-overload]
+
+
+@functools.cache
+def pure(jitted: Any) -> Any:
+    """The pure-Python version of a jitted helper, whose calls of other jitted helpers are their pure-Python
+    versions too, for the launcher's layout arithmetic. ``py_func`` alone still calls the other helpers'
+    dispatchers, and those compile on their first call (uncached: 0.9 s with numba's compiler starting up),
+    which made the first call of a process 1.5-1.9 s with every kernel already in the cache."""
+    func = jitted.py_func
+    names = dict(func.__globals__)
+    for name in func.__code__.co_names:
+        value = names.get(name)
+        if hasattr(value, "py_func") and hasattr(value, "overloads"):  # a numba dispatcher
+            names[name] = pure(value)
+    return types.FunctionType(func.__code__, names, func.__name__, func.__defaults__, func.__closure__)

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from ._channel_blocks import LANES, pool_channel_blocks
-from ._jit import kernel
+from ._jit import kernel, pure
 from ._loops import channels_inner_scratch, pool_channels_inner
 
 # Elements of one block's input copy (256 KB of f32): within L2 with its outputs beside it.
@@ -103,13 +103,13 @@ def pool_plane_lanes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
 
 def plane_lanes_blocks(planes: int, plane_in: int) -> int:
     """Blocks of planes ``pool_plane_lanes`` works in (its units of work)."""
-    return -(-planes // lanes_for.py_func(plane_in))
+    return -(-planes // pure(lanes_for)(plane_in))
 
 
 def plane_lanes_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
     """(elements, int64s) of scratch ``pool_plane_lanes`` takes per thread: a block's input and
     outputs, and the inner loop's own scratch for a block's lanes."""
     plane_in, plane_out = in5[2] * in5[3] * in5[4], out5[2] * out5[3] * out5[4]
-    lanes = lanes_for.py_func(plane_in)
+    lanes = pure(lanes_for)(plane_in)
     inner = channels_inner_scratch(p, in5, out5[:4] + (lanes,))
     return (plane_in + plane_out) * lanes + inner[0], (plane_out + 1) * lanes + 5 + p.size + inner[1]

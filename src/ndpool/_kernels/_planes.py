@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._jit import kernel
+from ._jit import kernel, pure
 from ._loops import _index_params, _rules, _seed_at, _split_row, _update_pair_at
 
 # Index slots that are not tap numbers: the plane's first element (openvino's start), an empty window.
@@ -190,7 +190,7 @@ def pool_planes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, w
 def planes_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
     """(elements, int64s) of scratch ``pool_planes`` takes per thread (see its layout)."""
     _, _, out_d, out_h, out_w = out5
-    *_, plen, span, in_place, ph_d, ph_h, ph_w = _phase_layout.py_func([int(v) for v in p], out_d, out_h, out_w)
+    *_, plen, span, in_place, ph_d, ph_h, ph_w = pure(_phase_layout)([int(v) for v in p], out_d, out_h, out_w)
     n_taps = int(np.prod(p[31:34]))
     acc = 0 if in_place else span
     return ph_d * ph_h * ph_w * plen + acc, 2 * n_taps + 2 * span + 2 * out_d * out_h * out_w

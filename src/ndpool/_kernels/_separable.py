@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._jit import kernel
+from ._jit import kernel, pure
 from ._keys import as_key, nan_free
 from ._loops import _index_params, _rules
 
@@ -398,7 +398,7 @@ def separable_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]
     if channels_last:
         _, out_d, out_h, out_w, _ = out5
     block = int(p[35])
-    tables = int(_tables_size.py_func([int(v) for v in p], out_d, out_h, out_w))
+    tables = int(pure(_tables_size)([int(v) for v in p], out_d, out_h, out_w))
     results = block * out_d * out_h * out_w if channels_last else 0
     gathered = block * int(np.prod(p[15:18])) if block > 1 else 0
     return tables + results + gathered, tables + results

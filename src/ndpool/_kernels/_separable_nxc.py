@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._jit import kernel
+from ._jit import kernel, pure
 from ._keys import as_key
 from ._loops import _index_params, _rules
 from ._separable import (
@@ -167,8 +167,8 @@ def separable_nxc_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, 
     """(elements, int64s) of scratch ``pool_separable_nxc`` takes per thread (see its layout)."""
     in_w, n_chan, out_w = in5[4], in5[1], out5[3]  # the output is channels-last: (N, 1, H, W, C)
     top_h, top_w, band, k_h, dh = (int(v) for v in (p[19], p[20], p[35], p[32], p[40]))
-    rows_most = int(_band_input_rows.py_func(band, int(p[23]), k_h, dh))
+    rows_most = int(pure(_band_input_rows)(band, int(p[23]), k_h, dh))
     lanes_h = out_w * n_chan
     elements = ((top_w + 1) * in_w * n_chan + rows_most * lanes_h
-                + int(_strip_size.py_func(rows_most, lanes_h, top_h)))
+                + int(pure(_strip_size)(rows_most, lanes_h, top_h)))
     return elements, elements + band

@@ -27,13 +27,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._jit import kernel
+from ._jit import kernel, pure
 from ._keys import as_key
 from ._loops import _rules
 from ._prefetch import LINE, prefetch_read, prefetch_write
 from ._separable import _combine_run, _later_wins, _level_of
 from ._separable_nxc import _finish_band, _floor
-
 
 # Input rows requested ahead of the one being folded.
 AHEAD = 4
@@ -270,5 +269,5 @@ def sliding_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) 
     """(elements, int64s) of scratch ``pool_sliding`` takes per thread (see _sliding_layout)."""
     channels_last = int(p[42]) != 0
     lanes = out5[4] if channels_last else 1
-    _, ring, top_h, elements = _layout_of.py_func([int(v) for v in p], lanes)
+    _, ring, top_h, elements = pure(_layout_of)([int(v) for v in p], lanes)
     return int(elements), int((top_h + 1) * ring)
