@@ -116,13 +116,22 @@ def _max_pool_case(rng: np.random.Generator, large: bool = False) -> tuple[np.nd
     return _layout(rng, x), attrs
 
 
-def _chosen_kernels(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """A list that receives every kernel the launcher compiles or loads from now on."""
+def _chosen_kernels(monkeypatch: pytest.MonkeyPatch, signatures: list[tuple[object, np.dtype, np.dtype]] | None = None
+                    ) -> list[object]:
+    """A list that receives every kernel the launcher compiles or loads from now on (and ``signatures``,
+    if given, each one's element and index storage types)."""
     from ndpool._kernels import _launch
 
     chosen: list[object] = []
     real = _launch._compiled
-    monkeypatch.setattr(_launch, "_compiled", lambda kernel, dtype: chosen.append(kernel) or real(kernel, dtype))
+
+    def spy(kernel, dtype, index_dtype=np.dtype(np.int64)):  # type: ignore[no-untyped-def]
+        chosen.append(kernel)
+        if signatures is not None:
+            signatures.append((kernel, np.dtype(dtype), np.dtype(index_dtype)))
+        return real(kernel, dtype, index_dtype)
+
+    monkeypatch.setattr(_launch, "_compiled", spy)
     return chosen
 
 
@@ -365,6 +374,8 @@ for layout in ("NCX", "NXC"):
     ndpool.max_pool(x2, kernel=9, strides=1, pads_begin=4, pads_end=4, data_format=layout, return_indices=True)
 ndpool.max_pool(x3, kernel=7, strides=1, pads_begin=3, pads_end=3, return_indices=True)  # 3-D separable
 ndpool.adaptive_max_pool(x2, (7, 6))  # planes as lanes
+ndpool.adaptive_max_pool(x2, (7, 6), index_element_type="i32")  # int32 indices written by the loops
+ndpool.max_pool(x2, kernel=3, strides=2, pads_begin=1, pads_end=1, return_indices=True, index_element_type="i32")
 print(compiled, f"{first:.2f}")
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
@@ -536,7 +547,8 @@ def test_each_loop_matches_reference(loop: str, preset: str, data: str, monkeypa
     on sparse NaNs, on every float type."""
     from ndpool._kernels import _launch
 
-    chosen = _chosen_kernels(monkeypatch)
+    signatures: list[tuple[object, np.dtype, np.dtype]] = []
+    chosen = _chosen_kernels(monkeypatch, signatures)
     shape, attrs = LOOP_CASES[loop]
     name = loop.split()[0]
     if name.startswith("pool_channel") or name == "pool_separable_nxc":
@@ -546,7 +558,7 @@ def test_each_loop_matches_reference(loop: str, preset: str, data: str, monkeypa
         layouts = ["NCX", "NXC"] if both else ["NCX"]
     # pool_sliding (without indices only) is pinned here whether or not it pays, and kept from the
     # cases of the other loops (their values-only runs would take it where it pays).
-    indices = [False] if name == "pool_sliding" else [True, False]
+    indices = [None] if name == "pool_sliding" else ["i64", "i32", None]
     monkeypatch.setattr(_launch, "_sliding_pays", lambda x, geom: name == "pool_sliding")
     if name == "pool_separable_nxc":  # bands of 4 output rows: several per image, the last partial
         monkeypatch.setattr(_launch, "_band_rows", lambda geom, bounds: 4)
@@ -561,18 +573,27 @@ def test_each_loop_matches_reference(loop: str, preset: str, data: str, monkeypa
             if name == "pool_channels_inner":  # every second channel of a copy: channels at stride 2
                 x = np.repeat(x, 2, axis=-1)[..., ::2]
             call = dict(attrs, data_format=layout, semantics=preset, return_indices=True)
-            for want_indices in indices:
+            for index_type in indices:
+                want_indices = index_type is not None
                 call["return_indices"] = want_indices
+                call["index_element_type"] = index_type or "i64"
                 expected = _run("numpy", ndpool.max_pool, x, **call)
                 before = len(chosen)
                 got = _run("numba", ndpool.max_pool, x, **call)
                 for e, g in zip(*(r if want_indices else (r,) for r in (expected, got)), strict=True):
-                    assert np.array_equal(_bits(e), _bits(g)), (loop, dtype, preset, layout, want_indices)
+                    assert e.dtype == g.dtype and np.array_equal(_bits(e), _bits(g)), (
+                        loop, dtype, preset, layout, index_type)
                 if name == "pool_channel_blocks" and dtype is ml_dtypes.bfloat16 and not want_indices:
                     # (bf16 without indices was faster in the other loops: checked, then set aside)
                     assert _launch.pool_channel_blocks not in chosen[before:], loop
                     del chosen[before:]
     assert chosen and all(kernel is getattr(_launch, name) for kernel in chosen), (loop, chosen)
+    # The loops that write int32 indices themselves did so, for f32, f16 and bf16 (their storage types).
+    native = {dtype for kernel, dtype, index in signatures if index == np.int32}
+    if getattr(_launch, name) in _launch.NATIVE_I32:
+        assert native == set(_launch.NATIVE_I32_STORAGE), (loop, native)
+    else:
+        assert not native, (loop, native)
 
 
 @pytest.mark.parametrize("seed", SEEDS)

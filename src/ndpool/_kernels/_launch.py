@@ -4,8 +4,9 @@ No shape arithmetic here: window positions and ranges come from the geometry (``
 ``interior``); this module only lays them out as arrays for the kernels.
 
 Specializations are kept few on purpose (cold compilation costs seconds each): every array is
-typed with layout ``A`` whatever its strides, indices are always int64, and f16/bf16 travel as
-int16/uint16 bits. That is one compiled loop per element type and kernel.
+typed with layout ``A`` whatever its strides, indices are int64 (or int32, for the float types and
+the loops in ``NATIVE_I32``), and f16/bf16 travel as int16/uint16 bits. That is one compiled loop
+per element type and kernel, and one more per float type for int32 indices.
 """
 
 from __future__ import annotations
@@ -76,6 +77,13 @@ _SLIDING_RING = 1 << 17
 _SLIDING_MAX_SCRATCH = 1 << 23
 # Below this many output elements a thread hand-off costs more than it saves.
 _MIN_PARALLEL_OUTPUTS = 1 << 14
+# Loops that also write int32 indices themselves, for the float types: narrowing their int64 after the
+# loop cost more than the loop (the NXC stem with i32 indices 20.4 ms, with i64 11.3; one more
+# compilation per loop and type). pool_separable keeps int64 (its passes share one buffer type with the
+# scratch), pool_sliding writes none; those and the integer types are narrowed after the loop.
+NATIVE_I32 = frozenset({pool_channels_inner, pool_channel_runs, pool_channel_blocks, pool_width_inner, pool_planes,
+                        pool_folds, pool_plane_lanes, pool_separable_nxc, adaptive_width_inner})
+NATIVE_I32_STORAGE = frozenset({np.dtype(np.float32), np.dtype(np.int16), np.dtype(np.uint16)})
 
 # Each kernel's per-thread scratch: (elements, int64s). The kernels are compiled without numba's
 # reference counting (_nrt=False): with it, every array handed to an inlined helper in a hot loop
@@ -148,6 +156,7 @@ class _Plan:
     order: tuple[int, ...]
     out_shape: tuple[int, ...]
     index_dtype: np.dtype[Any] | None
+    index_storage: np.dtype[Any]  # what the kernel writes: int64, or the int32 asked for (NATIVE_I32)
     geom: _Planes
     kernel: Any  # None: an empty output, nothing to run
     consts: tuple[np.ndarray, ...]
@@ -217,11 +226,11 @@ def _even_bins(geom: AdaptiveGeometry) -> PoolGeometry | None:
 
 
 @functools.cache
-def _compiled(kernel: Any, dtype: np.dtype[Any]) -> Any:
-    """The kernel's entry point for ``dtype`` (compiled once, cached on disk)."""
+def _compiled(kernel: Any, dtype: np.dtype[Any], index_dtype: np.dtype[Any] = np.dtype(np.int64)) -> Any:
+    """The kernel's entry point for ``dtype`` and indices of ``index_dtype`` (compiled once, cached on disk)."""
     elem, i64 = numba.from_dtype(dtype), types.int64
     sig = (types.Array(elem, 1, "C"), i64, types.Array(i64, 1, "C"), types.Array(elem, 5, "C"),
-           types.Array(i64, 5, "C"), types.Array(i64, 3, "C"), types.Array(i64, 1, "C"),
+           types.Array(numba.from_dtype(index_dtype), 5, "C"), types.Array(i64, 3, "C"), types.Array(i64, 1, "C"),
            types.Array(i64, 1, "C"), types.Array(elem, 1, "C"), i64, i64, types.Array(elem, 1, "C"),
            types.Array(i64, 1, "C"))
     kernel.compile(sig)
@@ -400,16 +409,16 @@ def _execute(plan: _Plan, x: np.ndarray) -> Result:
     """Allocate the outputs and run the plan's kernel on ``x`` (read in place)."""
     storage = plan.storage
     out5 = np.empty(plan.out_shape, storage)
-    idx5 = np.empty(plan.out_shape, np.int64) if plan.index_dtype is not None else _NO_INDICES
+    idx5 = np.empty(plan.out_shape, plan.index_storage) if plan.index_dtype is not None else _NO_INDICES
     if plan.kernel is not None:
         flat, offset, strides = _flat_view(_as_5d(x.view(storage) if storage != x.dtype else x))
-        _launch(_compiled(plan.kernel, storage), (flat, offset, strides, out5, idx5, *plan.consts), plan.rows,
-                out5.size, plan.scratch, storage)
+        entry = _compiled(plan.kernel, storage, idx5.dtype)
+        _launch(entry, (flat, offset, strides, out5, idx5, *plan.consts), plan.rows, out5.size, plan.scratch, storage)
     values = _ncx5(out5.view(x.dtype) if storage != x.dtype else out5, plan.order, plan.geom)
     if plan.index_dtype is None:
         return values, None
-    # The kernels write int64; i32 is narrowed here (the geometry proved every index fits).
-    indices = idx5 if plan.index_dtype == np.int64 else idx5.astype(plan.index_dtype)
+    # Kernels outside NATIVE_I32 write int64; i32 is narrowed here (the geometry proved every index fits).
+    indices = idx5 if idx5.dtype == plan.index_dtype else idx5.astype(plan.index_dtype)
     return values, _ncx5(indices, plan.order, plan.geom)
 
 
@@ -439,7 +448,7 @@ def _plan_run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int
     else:
         block = _gather_block(geom) if separable and adjacent else 1
     if math.prod(out_shape) == 0:
-        return _Plan(storage, order, out_shape, index_dtype, geom, None, (), 0, (0, 0))
+        return _Plan(storage, order, out_shape, index_dtype, np.dtype(np.int64), geom, None, (), 0, (0, 0))
     # The empty-window value, and a value no tap can win against (pool_planes' margins).
     empty = np.array([preset.empty_value_for(x.dtype), _never_wins(x.dtype)], x.dtype).view(storage)
     dil = np.array((1,) * (3 - len(dilations)) + tuple(dilations), np.int64)
@@ -487,8 +496,9 @@ def _plan_run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int
         kernel = pool_width_inner if width_kernel is pool_planes else width_kernel
         rows = math.prod(out_shape[:4])
     scratch = _SCRATCH[kernel](p, x5.shape, out_shape)
-    return _Plan(storage, order, out_shape, index_dtype, geom, kernel, (_windows(bounds), dil, p, empty), rows,
-                 scratch)
+    native = index_dtype == np.int32 and kernel in NATIVE_I32 and storage in NATIVE_I32_STORAGE
+    return _Plan(storage, order, out_shape, index_dtype, np.dtype(np.int32 if native else np.int64), geom, kernel,
+                 (_windows(bounds), dil, p, empty), rows, scratch)
 
 
 def _never_wins(dtype: np.dtype[Any]) -> Any:

@@ -81,7 +81,8 @@ def pool_plane_lanes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
                         for lane in range(nl):
                             blk_in[np.uint64(to + lane)] = flat[np.uint64(lane_at[lane] + at)]
         o5 = blk_out[:plane_out * nl].reshape((1, out_d, out_h, out_w, nl))
-        i5 = blk_idx[:plane_out * nl].reshape((1, out_d, out_h, out_w, nl)) if want_idx else idx
+        # (The block's indices are int64 scratch even without indices: one type whatever the output's.)
+        i5 = blk_idx[:plane_out * nl].reshape((1, out_d, out_h, out_w, nl))
         # (zero: an int64, not the literal 0, so that the calls take the kernels' own compiled
         # versions; a literal compiled them again, 10 s per element type)
         if nl >= LANES:  # a block of lanes at a time, in registers (the last block may be short)

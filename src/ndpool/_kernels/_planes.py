@@ -130,52 +130,14 @@ def pool_planes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, w
                 first = ((d % sd) * ph_h + h % sh) * ph_w * plen
                 row_at = ((d // sd + m_d) * len_h + h // sh + m_h) * len_w + m_w
                 _split_row(flat, plane + d * xs_d + h * xs_h, xs_w, in_w, sw, plen, phase, first + row_at)
+        # (One call per array pair: a phi of the output and the scratch block does not vectorize, and
+        # int32 indices are not the int64 scratch's type.)
         if in_place:
-            acc, acc_idx, a0 = o_all, oi_all, ob
+            _plane_taps(phase, o_all, oi_all, ob, empty, span, tap_start, tap_off, block_base, border_at, border_tap,
+                        n_border, base, empty_idx, use_off, want_idx, seed_lowest, nan_takes, hold)
         else:
-            acc, acc_idx, a0 = acc_buf, acc_idx_buf, 0
-        if seed_lowest:  # openvino: lowest, with the plane's first index
-            _seed_at(empty, -1, acc, a0, acc_idx, span, _SLOT_PLANE_FIRST, 0, want_idx)
-        else:
-            # (A tap 0 in range nowhere seeds nothing real: then every output is in the border list.)
-            _seed_at(phase, max(tap_start[0], 0), acc, a0, acc_idx, span, 0, 0, want_idx)
-        for b in range(n_border):
-            j, first_tap = a0 + border_at[b], border_tap[b]
-            if first_tap == _SLOT_EMPTY:
-                acc[j] = lowest
-            elif not seed_lowest:
-                acc[j] = phase[tap_start[first_tap] + border_at[b]]
-            if want_idx and (first_tap == _SLOT_EMPTY or not seed_lowest):
-                acc_idx[j] = first_tap
-        # The taps in row-major order, two per pass (a lone last one is paired with itself: applied
-        # again, a tap changes nothing). Taps in range nowhere are left out. Pairs halve the loads and
-        # stores of the running maxima: with indices 10-15% faster (3-D, stem), values about even.
-        # (Prefetching the next plane during the taps measured no faster: the split streams from L3
-        # at the copy rate already.)
-        ta = 0 if seed_lowest else 1
-        while ta < n_taps:
-            if tap_start[ta] < 0:
-                ta += 1
-                continue
-            tb = ta + 1
-            while tb < n_taps and tap_start[tb] < 0:
-                tb += 1
-            tb = ta if tb >= n_taps else tb
-            if in_place:  # one array per call site: a phi of two did not vectorize
-                _update_pair_at(phase, tap_start[ta], tap_start[tb], o_all, a0, oi_all, span, ta, tb, 0, want_idx,
-                                nan_takes, hold)
-            else:
-                _update_pair_at(phase, tap_start[ta], tap_start[tb], acc_buf, 0, acc_idx_buf, span, ta, tb, 0,
-                                want_idx, nan_takes, hold)
-            ta = max(ta, tb) + 1
-        if want_idx:
-            for j in range(span):
-                k = np.uint64(a0 + j)
-                slot = acc_idx[k]
-                acc_idx[k] = base + (block_base[j] + tap_off[slot] if slot >= 0 else 0)
-            for b in range(n_border):
-                if border_tap[b] == _SLOT_EMPTY:
-                    acc_idx[a0 + border_at[b]] = empty_idx + use_off * base
+            _plane_taps(phase, acc_buf, acc_idx_buf, 0, empty, span, tap_start, tap_off, block_base, border_at,
+                        border_tap, n_border, base, empty_idx, use_off, want_idx, seed_lowest, nan_takes, hold)
         if not in_place:
             for od in range(out_d):
                 for oh in range(out_h):
@@ -185,6 +147,53 @@ def pool_planes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, w
                     if want_idx:
                         for j in range(out_w):
                             oi_all[to + j] = acc_idx_buf[at + j]
+
+
+@kernel  # called once per plane, with the output itself or the scratch block
+def _plane_taps(phase, acc, acc_idx, a0, empty, span, tap_start, tap_off, block_base, border_at, border_tap,  # type: ignore[no-untyped-def]
+                n_border, base, empty_idx, use_off, want_idx, seed_lowest, nan_takes, hold):
+    """Seed the span of outputs at ``acc[a0:]``, fold every tap into it from the phases, and turn
+    the winning tap numbers into indices."""
+    lowest = empty[0]
+    n_taps = tap_start.shape[0]
+    if seed_lowest:  # openvino: lowest, with the plane's first index
+        _seed_at(empty, -1, acc, a0, acc_idx, span, _SLOT_PLANE_FIRST, 0, want_idx)
+    else:
+        # (A tap 0 in range nowhere seeds nothing real: then every output is in the border list.)
+        _seed_at(phase, max(tap_start[0], 0), acc, a0, acc_idx, span, 0, 0, want_idx)
+    for b in range(n_border):
+        j, first_tap = a0 + border_at[b], border_tap[b]
+        if first_tap == _SLOT_EMPTY:
+            acc[j] = lowest
+        elif not seed_lowest:
+            acc[j] = phase[tap_start[first_tap] + border_at[b]]
+        if want_idx and (first_tap == _SLOT_EMPTY or not seed_lowest):
+            acc_idx[j] = first_tap
+    # The taps in row-major order, two per pass (a lone last one is paired with itself: applied
+    # again, a tap changes nothing). Taps in range nowhere are left out. Pairs halve the loads and
+    # stores of the running maxima: with indices 10-15% faster (3-D, stem), values about even.
+    # (Prefetching the next plane during the taps measured no faster: the split streams from L3
+    # at the copy rate already.)
+    ta = 0 if seed_lowest else 1
+    while ta < n_taps:
+        if tap_start[ta] < 0:
+            ta += 1
+            continue
+        tb = ta + 1
+        while tb < n_taps and tap_start[tb] < 0:
+            tb += 1
+        tb = ta if tb >= n_taps else tb
+        _update_pair_at(phase, tap_start[ta], tap_start[tb], acc, a0, acc_idx, span, ta, tb, 0, want_idx,
+                        nan_takes, hold)
+        ta = max(ta, tb) + 1
+    if want_idx:
+        for j in range(span):
+            k = np.uint64(a0 + j)
+            slot = acc_idx[k]
+            acc_idx[k] = base + (block_base[j] + tap_off[slot] if slot >= 0 else 0)
+        for b in range(n_border):
+            if border_tap[b] == _SLOT_EMPTY:
+                acc_idx[a0 + border_at[b]] = empty_idx + use_off * base
 
 
 def planes_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:

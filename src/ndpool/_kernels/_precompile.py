@@ -18,7 +18,7 @@ from ._adaptive import adaptive_width_inner
 from ._channel_blocks import pool_channel_blocks
 from ._channel_runs import pool_channel_runs
 from ._folds import pool_folds
-from ._launch import _STORAGE, _compiled
+from ._launch import _STORAGE, NATIVE_I32, NATIVE_I32_STORAGE, _compiled
 from ._loops import pool_channels_inner
 from ._plane_lanes import pool_plane_lanes
 from ._planes import pool_planes
@@ -39,10 +39,13 @@ STORAGE_TYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.
 
 
 def compile_group(group: int) -> None:
-    """Compile (or load from the cache) every kernel of ``GROUPS[group]`` for every element type."""
+    """Compile (or load from the cache) every kernel of ``GROUPS[group]`` for every element type (and
+    int32 indices where the kernel writes them itself)."""
     for kernel in GROUPS[group]:
         for dtype in STORAGE_TYPES:
             _compiled(kernel, dtype)
+            if kernel in NATIVE_I32 and dtype in NATIVE_I32_STORAGE:
+                _compiled(kernel, dtype, np.dtype(np.int32))
 
 
 def compile_all() -> None:
