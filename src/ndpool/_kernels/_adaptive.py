@@ -21,6 +21,7 @@ from numba import njit
 from ._channel_blocks import LANES, _lanes_like
 from ._jit import kernel
 from ._keys import as_key, is_keyed
+from ._prefetch import LINE, prefetch_read
 
 
 @njit(inline="always")
@@ -79,6 +80,28 @@ def _fold_rows(flat, at, bin_rows, mk, mv, mr, keyed, nan_top, hold):  # type: i
                 mr[i] = rel if take else mr[i]
 
 
+@njit(inline="always")
+def _bin_rows_at(row, n_chan, out_d, out_h, win, xoff, xst):  # type: ignore[no-untyped-def]
+    """Output row ``row`` = (n, c, od, oh): n, c, its plane's offset and its bins' rows [s_d, s_d + e_d)
+    x [s_h, s_h + e_h)."""
+    n = row // (n_chan * out_d * out_h)
+    c = (row // (out_d * out_h)) % n_chan
+    od = (row // out_h) % out_d
+    oh = row % out_h
+    return (n, c, xoff + n * xst[0] + c * xst[1], win[0, 0, od], win[0, 2, od], win[1, 0, oh],
+            win[1, 2, oh])
+
+
+@njit(inline="always")
+def _prefetch_columns(flat, plane, s_d, e_d, s_h, e_h, xs_d, xs_h, w0, step):  # type: ignore[no-untyped-def]
+    """Request the lines of columns [w0, w0 + LANES) of every row of a bin row (the next one's)."""
+    for d in range(s_d, s_d + e_d):
+        for h in range(s_h, s_h + e_h):
+            at = plane + d * xs_d + h * xs_h + w0
+            for e in range(0, LANES, step):
+                prefetch_read(flat, np.uint64(at + e))
+
+
 @kernel
 def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
     _, n_chan, out_d, out_h, out_w = out.shape
@@ -100,19 +123,24 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
     mk = _lanes_like(as_key(empty[0]))
     mv = _lanes_like(empty[0])
     mr = _lanes_like(np.int32(0))
+    step = max(1, LINE // flat.itemsize)  # elements per cache line
     for row in range(row_lo, row_hi):
-        n = row // (n_chan * out_d * out_h)
-        c = (row // (out_d * out_h)) % n_chan
+        n, c, plane, s_d, e_d, s_h, e_h = _bin_rows_at(row, n_chan, out_d, out_h, win, xoff, xst)
         od = (row // out_h) % out_d
         oh = row % out_h
-        s_d, e_d = win[0, 0, od], win[0, 2, od]
-        s_h, e_h = win[1, 0, oh], win[1, 2, oh]
         base = n * off_n + c * off_c
-        plane = xoff + n * xst[0] + c * xst[1]
         g0 = s_d * st_d + s_h * st_h
         bin_rows = (xst[2], xst[3], s_d, s_d + e_d, s_h, s_h + e_h, st_d, st_h)
+        # While this bin row's blocks fold, the next one's lines are requested, a block's columns at
+        # a time: the blocks read their rows column block by column block, which the hardware's
+        # prefetchers did not follow (16x64x224x224 -> 7x7 NCX on one thread ran at 5.5 GB/s).
+        _, _, p_next, s_d2, e_d2, s_h2, e_h2 = _bin_rows_at(min(row + 1, row_hi - 1), n_chan, out_d, out_h, win,
+                                                            xoff, xst)
+        ahead = row + 1 < row_hi
         for w0 in range(0, in_w if blocks else 0, LANES):
             w0 = min(w0, in_w - LANES)  # the last block overlaps the one before
+            if ahead:
+                _prefetch_columns(flat, p_next, s_d2, e_d2, s_h2, e_h2, xst[2], xst[3], w0, step)
             at = plane + s_d * xst[2] + s_h * xst[3] + w0
             if not nan_top:  # one loop per rule, its flags constant
                 _fold_rows(flat, at, bin_rows, mk, mv, mr, keyed, False, False)
