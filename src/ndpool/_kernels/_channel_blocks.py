@@ -25,6 +25,7 @@ from numba.extending import intrinsic
 from ._jit import kernel
 from ._keys import as_key, is_keyed, nan_free
 from ._loops import _index_params, _row_windows, _rules, _seed_at
+from ._prefetch import LINE, prefetch_read
 
 # Channels per block. 32 f32 lanes are four AVX2 vectors; 16 was slower (LLVM unrolls a loop of 16
 # into scalars before it vectorizes). 64 was 4-9% faster on 64 channels but would leave inputs of
@@ -38,6 +39,25 @@ def _lanes_like(typingctx, value):  # type: ignore[no-untyped-def]
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
         return cgutils.alloca_once(builder, context.get_value_type(value), size=LANES)
     return types.CPointer(value)(value), codegen
+
+
+# Windows of at least this many taps request the next window's lines first (see pool_channel_blocks).
+PREFETCH_TAPS = 64
+
+
+@njit(inline="always")
+def _prefetch_window(flat, x_n, window, xs_d, xs_h, xs_w, dd, dh, dw, n_chan, step):  # type: ignore[no-untyped-def]
+    """Request the lines of every tap row of a window (its in-range taps, all channels)."""
+    s_d, f_d, e_d, s_h, f_h, e_h, s_w, f_w, e_w = window
+    if f_d >= e_d or f_h >= e_h or f_w >= e_w:
+        return
+    first_w = (s_w + f_w * dw) * xs_w
+    span = (e_w - 1 - f_w) * dw * xs_w + n_chan  # elements from the row's first tap to its last channel
+    for jd in range(f_d, e_d):
+        for jh in range(f_h, e_h):
+            at = x_n + (s_d + jd * dd) * xs_d + (s_h + jh * dh) * xs_h + first_w
+            for e in range(0, span, step):
+                prefetch_read(flat, np.uint64(at + e))
 
 
 # The NaN rules of the folds below, as constants: each rule's loop spells its test its own way.
@@ -139,12 +159,21 @@ def pool_channel_blocks(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
     mv = _lanes_like(empty[0])  # their values (16-bit types: the bits the keys stand for),
     mr = _lanes_like(np.int32(0))  # their indices, relative to the window's first tap
     lowest = empty[0]
+    step = max(1, LINE // flat.itemsize)  # elements per cache line
     for row in range(row_lo, row_hi):
         n, s_d, f_d, e_d, s_h, f_h, e_h = _row_windows(row, out_d, out_h, win)
         base = n * off_n
         x_n = xoff + n * xs_n
         for ow in range(out_w):
             s_w, f_w, e_w = win[2, 0, ow], win[2, 1, ow], win[2, 2, ow]
+            # Large windows (AdaptiveMaxPool's 32x32 bins) first request the next window's lines
+            # along w: its tap rows are far apart, and each starts a stream the hardware's
+            # prefetchers pick up late.
+            # (Dense pixels only: a row's lines between taps are requested too.)
+            if (ow + 1 < out_w and dw == 1 and xs_w <= 2 * n_chan
+                    and (e_d - f_d) * (e_h - f_h) * (e_w - f_w) >= PREFETCH_TAPS):
+                _prefetch_window(flat, x_n, (s_d, f_d, e_d, s_h, f_h, e_h, win[2, 0, ow + 1], win[2, 1, ow + 1],
+                                             win[2, 2, ow + 1]), xs_d, xs_h, xs_w, dd, dh, dw, n_chan, step)
             ob = (row * out_w + ow) * n_chan
             if f_d >= e_d or f_h >= e_h or f_w >= e_w:  # an empty window
                 _seed_at(empty, -1, o, ob, oi, n_chan, empty_idx + use_off * base, use_off * off_c,
