@@ -533,6 +533,15 @@ LOOP_CASES = {
     # rows longer than a chunk (_channel_runs.CHUNK_ELEMENTS // 5 outputs).
     "pool_channel_runs": ((2, 5, 9, 900), dict(kernel=(3, 2), strides=(2, 1), pads_begin=(1, 0),
                                                pads_end=(2, 3), dilations=(2, 1))),
+    # 3-D NXC values, outermost axis first: 40 channels (pooled again by pool_channel_blocks where a NaN
+    # or a zero result was), ceil rounding, dilation along h, four d taps (a pass of three, then one);
+    # 5 channels (again by pool_channels_inner); pixels not adjacent (a channel slice): a run per pixel.
+    "pool_outer_first": ((2, 40, 9, 7, 8), dict(kernel=(4, 3, 2), strides=(2, 2, 1), pads_begin=(1, 1, 0),
+                                                pads_end=(2, 2, 1), dilations=(1, 2, 1), rounding_type="ceil")),
+    "pool_outer_first (few channels)": ((1, 5, 6, 9, 7), dict(kernel=(3, 3, 3), strides=(2, 2, 2),
+                                                              pads_begin=(1, 1, 1), pads_end=(1, 1, 1))),
+    "pool_outer_first (sliced pixels)": ((1, 6, 5, 6, 7), dict(kernel=(2, 3, 2), strides=(1, 2, 2),
+                                                               pads_begin=(0, 1, 1), pads_end=(1, 1, 0))),
     # Three w taps: one pair per pass over the shared run, then the third alone; 3-D.
     "pool_channel_runs (3 w taps)": ((1, 6, 5, 7, 40), dict(kernel=(2, 3, 3), strides=(1, 2, 2), pads_begin=(1, 1, 1),
                                                             pads_end=(0, 1, 1))),
@@ -551,15 +560,18 @@ def test_each_loop_matches_reference(loop: str, preset: str, data: str, monkeypa
     chosen = _chosen_kernels(monkeypatch, signatures)
     shape, attrs = LOOP_CASES[loop]
     name = loop.split()[0]
-    if name.startswith("pool_channel") or name == "pool_separable_nxc":
+    if name.startswith("pool_channel") or name in ("pool_separable_nxc", "pool_outer_first"):
         layouts = ["NXC"]
     else:  # (2-D NXC data with large windows takes pool_separable_nxc; 3-D stays with pool_separable)
         both = name == "pool_sliding" or (name == "pool_separable" and len(shape) == 5)
         layouts = ["NCX", "NXC"] if both else ["NCX"]
     # pool_sliding (without indices only) is pinned here whether or not it pays, and kept from the
     # cases of the other loops (their values-only runs would take it where it pays).
-    indices = [None] if name == "pool_sliding" else ["i64", "i32", None]
+    indices = [None] if name in ("pool_sliding", "pool_outer_first") else ["i64", "i32", None]
     monkeypatch.setattr(_launch, "_sliding_pays", lambda x, geom: name == "pool_sliding")
+    real_outer_first = _launch._outer_first_pays  # (and pool_outer_first likewise, where it can run)
+    monkeypatch.setattr(_launch, "_outer_first_pays",
+                        lambda *args: name == "pool_outer_first" and real_outer_first(*args))
     if name == "pool_separable_nxc":  # bands of 4 output rows: several per image, the last partial
         monkeypatch.setattr(_launch, "_band_rows", lambda geom, bounds: 4)
     if name == "pool_sliding":  # units of 3 output rows by 5 columns
@@ -572,6 +584,8 @@ def test_each_loop_matches_reference(loop: str, preset: str, data: str, monkeypa
                 x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
             if name == "pool_channels_inner":  # every second channel of a copy: channels at stride 2
                 x = np.repeat(x, 2, axis=-1)[..., ::2]
+            if loop == "pool_outer_first (sliced pixels)":  # the first half of each pixel's channels
+                x = np.concatenate((x, x), axis=-1)[..., : x.shape[-1]]
             call = dict(attrs, data_format=layout, semantics=preset, return_indices=True)
             for index_type in indices:
                 want_indices = index_type is not None

@@ -1,0 +1,144 @@
+"""MaxPool values on 3-D NXC data one axis at a time, outermost first: every pass a run of plain maxima.
+
+pool_channel_blocks folds each window's taps in row-major order under the preset's NaN rule: 27 taps
+per output for a 3x3x3 window, each a compare and select per lane. Here a unit is one output d slice
+(n, od) of every channel:
+
+- d pass: the input slices of the d window folded into S (in_h x in_w x C);
+- h pass: S's rows (in_w x C, unit stride) folded into T per output row (out_h x in_w x C);
+- w pass: T's pixels (C, unit stride) folded into the output row;
+
+3 + 3 + 3 operations per output, each a run of unit-stride "greater wins" maxima that LLVM keeps in
+vectors (a max instruction), over scratch that stays in L2.
+
+Outermost first, and "greater wins" whatever the preset, give the window's maximum but not the
+first-maximum rule: equal values with other bits (+0 and -0) keep the first in another order, and a
+NaN is not handled as the presets say. Every other result is the window's maximum, which has one bit
+pattern whatever the order, under every preset (openvino's start at ``lowest`` is a floor applied
+after). So the d pass looks for NaNs in what it reads: a unit with any is pooled again by the
+exact loop (pool_channel_blocks, or pool_channels_inner below 32 channels), and so is every output
+row with a zero result. Both are rare outside of tests (the tests' data is full of them).
+
+Values only (indices need the order), windows never empty, channels at unit stride: ``_launch``
+sends nothing else here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ._channel_blocks import LANES, pool_channel_blocks
+from ._jit import kernel
+from ._keys import as_key, is_keyed, nan_free
+from ._loops import _rules, pool_channels_inner
+
+
+@njit(inline="always")
+def _greater(v, m, keyed):  # type: ignore[no-untyped-def]
+    """v if it is greater than m, else m (16-bit floats: compared by their keys, kept as bits)."""
+    if keyed:
+        return v if as_key(v) > as_key(m) else m
+    return v if v > m else m
+
+
+@njit(inline="always")
+def _fold3(src, a, b, c, dst, d0, count, first, check, keyed):  # type: ignore[no-untyped-def]
+    """dst[d0 + i] = the greatest of src[a + i], src[b + i], src[c + i] (and dst[d0 + i] unless
+    ``first``), for i < count; with ``check``, whether any src value was NaN. Fewer taps repeat one:
+    a maximum taken again changes nothing. Three runs a pass: a load and store of dst per three taps."""
+    nan = False  # (a boolean: an integer count halved the loop's vector width in _folds)
+    for i in range(count):
+        va, vb, vc = src[np.uint64(a + i)], src[np.uint64(b + i)], src[np.uint64(c + i)]
+        m = _greater(vc, _greater(vb, va, keyed), keyed)
+        if not first:
+            m = _greater(m, dst[np.uint64(d0 + i)], keyed)
+        dst[np.uint64(d0 + i)] = m
+        if check:
+            ka, kb, kc = as_key(va), as_key(vb), as_key(vc)
+            nan = nan | (ka != ka) | (kb != kb) | (kc != kc)
+    return nan
+
+
+@njit(inline="always")
+def _fold_taps(src, at, step, t0, t1, dst, d0, count, check, keyed):  # type: ignore[no-untyped-def]
+    """dst[d0 + i] = the greatest of src[at + t*step + i] over taps t in [t0, t1), three a pass."""
+    nan = False
+    for t in range(t0, t1, 3):
+        a = at + t * step
+        b = a + step if t + 1 < t1 else a
+        c = a + 2 * step if t + 2 < t1 else b
+        if t == t0:
+            nan |= _fold3(src, a, b, c, dst, d0, count, True, check, keyed)
+        else:
+            nan |= _fold3(src, a, b, c, dst, d0, count, False, check, keyed)
+    return nan
+
+
+@kernel
+def pool_outer_first(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
+    _, out_d, out_h, out_w, n_chan = out.shape
+    _, seed_lowest, _, _ = _rules(p)
+    in_h, in_w = p[16], p[17]
+    dd, dh, dw = dil[0], dil[1], dil[2]
+    xs_n, xs_d, xs_h, xs_w = xst[0], xst[2], xst[3], xst[4]  # channels: unit stride
+    o = out.reshape(-1)
+    keyed = is_keyed(flat)
+    floats = not nan_free(flat)  # integers: every result exact as it is
+    lowest = empty[0]
+    k_low = as_key(lowest)
+    row_len = in_w * n_chan  # a row of S and T
+    dense = xs_w == n_chan  # an input row's pixels adjacent: one run
+    s_buf = work[:in_h * row_len]
+    t_buf = work[in_h * row_len:(in_h + out_h) * row_len]
+    inner_work = work[(in_h + out_h) * row_len:]
+    unit_out = out_h * out_w * n_chan
+    for unit in range(row_lo, row_hi):  # (n, od)
+        n, od = unit // out_d, unit % out_d
+        s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
+        x_n = xoff + n * xs_n
+        nan = False
+        at_d = x_n + s_d * xs_d
+        for h in range(in_h):
+            at = at_d + h * xs_h
+            if dense:
+                nan |= _fold_taps(flat, at, dd * xs_d, f_d, e_d, s_buf, h * row_len, row_len, floats, keyed)
+            else:
+                for w in range(in_w):
+                    nan |= _fold_taps(flat, at + w * xs_w, dd * xs_d, f_d, e_d, s_buf, (h * in_w + w) * n_chan,
+                                      n_chan, floats, keyed)
+        for oh in range(out_h):
+            s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
+            _fold_taps(s_buf, s_h * row_len, dh * row_len, f_h, e_h, t_buf, oh * row_len, row_len, False, keyed)
+        ub = unit * unit_out
+        for oh in range(out_h):
+            for ow in range(out_w):
+                s_w, f_w, e_w = win[2, 0, ow], win[2, 1, ow], win[2, 2, ow]
+                ob = ub + (oh * out_w + ow) * n_chan
+                _fold_taps(t_buf, (oh * in_w + s_w) * n_chan, dw * n_chan, f_w, e_w, o, ob, n_chan, False, keyed)
+        if seed_lowest:  # openvino starts at lowest: a floor
+            for i in range(unit_out):
+                v = o[np.uint64(ub + i)]
+                o[np.uint64(ub + i)] = v if as_key(v) > k_low else lowest
+        if not floats:
+            continue
+        # Pooled again where the order mattered: the whole unit after a NaN, else rows with a zero.
+        for oh in range(out_h):
+            again = nan
+            if not again:
+                rb = ub + oh * out_w * n_chan
+                for i in range(out_w * n_chan):
+                    again = again | (as_key(o[np.uint64(rb + i)]) == 0)
+            if again:
+                row = unit * out_h + oh
+                if n_chan >= LANES:
+                    pool_channel_blocks(flat, xoff, xst, out, idx, win, dil, p, empty, row, row + 1, inner_work, iwork)
+                else:
+                    pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row, row + 1, inner_work, iwork)
+
+
+def outer_first_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
+    """(elements, int64s) of scratch ``pool_outer_first`` takes per thread: S and T, and the exact
+    loops' own (pool_channels_inner's: pool_channel_blocks takes none)."""
+    in_h, in_w, out_h, n_chan = in5[3], in5[4], out5[2], out5[4]
+    return (in_h + out_h) * in_w * n_chan + n_chan, 8
