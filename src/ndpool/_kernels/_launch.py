@@ -311,7 +311,7 @@ def _sliding_pays(x: np.ndarray, geom: PoolGeometry) -> bool:
     lanes = geom.channels if adjacent else 1
     strip = _sliding_units(geom, adjacent)[1]
     padded, _, top_h, scratch = _sliding_layout_of(geom, strip, lanes)
-    top_w = int(pure(_quarter_level)(geom.kernel[-1]))  # type: ignore[no-untyped-call]
+    top_w = int(pure(_quarter_level)(geom.kernel[-1]))
     strips = -(-geom.out_size[-1] // strip)
     row = strips * ((padded * (top_w + 2) + strip * (top_h + 1)) * lanes + 64 * (top_w + top_h + 3))
     in_h = geom.in_size[-2] if len(geom.in_size) == 2 else 1
@@ -325,7 +325,7 @@ def _sliding_layout_of(geom: PoolGeometry, strip: int, lanes: int) -> tuple[int,
     two_d = len(geom.in_size) == 2
     in_h, k_h, dh = (geom.in_size[-2], geom.kernel[-2], geom.dilations[-2]) if two_d else (1, 1, 1)
     sw, k_w, dw = geom.strides[-1], geom.kernel[-1], geom.dilations[-1]
-    layout = pure(_sliding_layout)(in_h, sw, k_h, k_w, dh, dw, strip, lanes)  # type: ignore[no-untyped-call]
+    layout = pure(_sliding_layout)(in_h, sw, k_h, k_w, dh, dw, strip, lanes)
     return tuple(int(v) for v in layout)  # type: ignore[return-value]
 
 

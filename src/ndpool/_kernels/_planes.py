@@ -67,7 +67,7 @@ def pool_planes(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, w
     k_d, k_h, k_w = p[31], p[32], p[33]
     dd, dh, dw = dil[0], dil[1], dil[2]
     xs_n, xs_c, xs_d, xs_h, xs_w = xst[0], xst[1], xst[2], xst[3], xst[4]
-    lowest, never_wins = empty[0], empty[1]
+    never_wins = empty[1]
     o_all = out.reshape(-1)
     oi_all = idx.reshape(-1)
     plane_out = out_d * out_h * out_w
