@@ -543,6 +543,16 @@ LOOP_CASES = {
                                                               pads_begin=(1, 1, 1), pads_end=(1, 1, 1))),
     "pool_outer_first (sliced pixels)": ((1, 6, 5, 6, 7), dict(kernel=(2, 3, 2), strides=(1, 2, 2),
                                                                pads_begin=(0, 1, 1), pads_end=(1, 1, 0))),
+    # The same on NCX data (pool_width_inner pools again): borders on every axis and stride 2 along w (the
+    # interior outputs tap by tap at the stride), ceil rounding; dilated w taps at w stride 1; rows not
+    # adjacent (a slice of wider rows, made below): a run per row.
+    "pool_outer_first_ncx": ((2, 3, 9, 7, 20), dict(kernel=(3, 3, 3), strides=(2, 2, 2), pads_begin=(1, 1, 1),
+                                                    pads_end=(1, 1, 1), rounding_type="ceil")),
+    "pool_outer_first_ncx (dilated w)": ((1, 2, 5, 6, 17), dict(kernel=(2, 2, 3), strides=(2, 2, 1),
+                                                                pads_begin=(0, 1, 2), pads_end=(1, 0, 2),
+                                                                dilations=(1, 1, 2))),
+    "pool_outer_first_ncx (sliced rows)": ((1, 2, 4, 5, 9), dict(kernel=(2, 3, 3), strides=(2, 1, 2),
+                                                                 pads_begin=(0, 1, 1), pads_end=(1, 1, 1))),
     # Three w taps: one pair per pass over the shared run, then the third alone; 3-D.
     "pool_channel_runs (3 w taps)": ((1, 6, 5, 7, 40), dict(kernel=(2, 3, 3), strides=(1, 2, 2), pads_begin=(1, 1, 1),
                                                             pads_end=(0, 1, 1))),
@@ -568,24 +578,28 @@ def test_each_loop_matches_reference(loop: str, preset: str, data: str, monkeypa
         layouts = ["NCX", "NXC"] if both else ["NCX"]
     # pool_sliding (without indices only) is pinned here whether or not it pays, and kept from the
     # cases of the other loops (their values-only runs would take it where it pays).
-    indices = [None] if name in ("pool_sliding", "pool_outer_first") else ["i64", "i32", None]
+    values_only = ("pool_sliding", "pool_outer_first", "pool_outer_first_ncx")
+    indices = [None] if name in values_only else ["i64", "i32", None]
     monkeypatch.setattr(_launch, "_sliding_pays", lambda x, geom: name == "pool_sliding")
-    real_outer_first = _launch._outer_first_pays  # (and pool_outer_first likewise, where it can run)
+    real_outer_first = _launch._outer_first_pays  # (and the outer-first loops likewise, where they can run)
     monkeypatch.setattr(_launch, "_outer_first_pays",
-                        lambda *args: name == "pool_outer_first" and real_outer_first(*args))
+                        lambda *args: name.startswith("pool_outer_first") and real_outer_first(*args))
     if name == "pool_separable_nxc":  # bands of 4 output rows: several per image, the last partial
         monkeypatch.setattr(_launch, "_band_rows", lambda geom, bounds: 4)
     if name == "pool_sliding":  # units of 3 output rows by 5 columns
         monkeypatch.setattr(_launch, "_sliding_units", lambda geom, adjacent: (3, 5))
     rng = np.random.default_rng(7)
     for layout in layouts:
-        for dtype in DTYPES if data == "mixed" else DTYPES[:4]:  # (f32, f16, bf16, f64)
+        # (sparse NaNs, and the outer-first loops: f32, f16, bf16, f64)
+        for dtype in DTYPES if data == "mixed" and not name.startswith("pool_outer_first") else DTYPES[:4]:
             x = _data(rng, shape, dtype) if data == "mixed" else _sparse_nan_data(rng, shape, dtype)
             if layout == "NXC":
                 x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
             if name == "pool_channels_inner":  # every second channel of a copy: channels at stride 2
                 x = np.repeat(x, 2, axis=-1)[..., ::2]
             if loop == "pool_outer_first (sliced pixels)":  # the first half of each pixel's channels
+                x = np.concatenate((x, x), axis=-1)[..., : x.shape[-1]]
+            if loop == "pool_outer_first_ncx (sliced rows)":  # the first half of each wider row
                 x = np.concatenate((x, x), axis=-1)[..., : x.shape[-1]]
             call = dict(attrs, data_format=layout, semantics=preset, return_indices=True)
             for index_type in indices:

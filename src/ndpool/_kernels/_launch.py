@@ -31,7 +31,7 @@ from ._channel_runs import channel_runs_scratch, pool_channel_runs
 from ._folds import folds_scratch, pool_folds
 from ._jit import pure
 from ._loops import channels_inner_scratch, pool_channels_inner
-from ._outer_first import outer_first_scratch, pool_outer_first
+from ._outer_first import outer_first_ncx_scratch, outer_first_scratch, pool_outer_first, pool_outer_first_ncx
 from ._plane_lanes import plane_lanes_blocks, plane_lanes_scratch, pool_plane_lanes
 from ._planes import planes_fit, planes_scratch, pool_planes
 from ._separable import pool_separable, separable_scratch
@@ -83,6 +83,9 @@ _SLIDING_MAX_SCRATCH = 1 << 23
 # 4.2 against 3.4, and k2s2 (8 taps) from 8 channels 0.60 against 0.53.
 _OUTER_FIRST_MAX_SCRATCH = 1 << 18
 _OUTER_FIRST_MIN_TAPS = 8
+# ... for the float types only (f32, f64, and f16/bf16 as their bits): each of the two loops costs 5-6 s of
+# compilation per element type, and the suite's cold precompile must stay well inside CI's 10 minutes.
+OUTER_FIRST_STORAGE = frozenset({np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int16), np.dtype(np.uint16)})
 # Below this many output elements a thread hand-off costs more than it saves.
 _MIN_PARALLEL_OUTPUTS = 1 << 14
 # Loops that also write int32 indices themselves, for the float types: narrowing their int64 after the
@@ -103,6 +106,7 @@ _SCRATCH = {pool_channels_inner: channels_inner_scratch, pool_channel_runs: chan
             pool_planes: planes_scratch, pool_folds: folds_scratch, pool_plane_lanes: plane_lanes_scratch,
             pool_separable: separable_scratch, pool_separable_nxc: separable_nxc_scratch,
             pool_sliding: sliding_scratch, pool_outer_first: outer_first_scratch,
+            pool_outer_first_ncx: outer_first_ncx_scratch,
             adaptive_width_inner: adaptive_scratch}
 
 Result = tuple[np.ndarray, np.ndarray | None]
@@ -493,8 +497,10 @@ def _plan_run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int
                 and not blocks)
         kernel = pool_channel_blocks if blocks else pool_channel_runs if runs else pool_channels_inner
         rows = math.prod(out_shape[:3])
-        if _outer_first_pays(geom, bounds, strides, index_dtype, out_shape):
+        if _outer_first_pays(geom, bounds, strides, index_dtype, adjacent, storage):
             kernel, rows = pool_outer_first, out_shape[0] * out_shape[1]
+    elif _outer_first_pays(geom, bounds, strides, index_dtype, adjacent, storage):
+        kernel, rows = pool_outer_first_ncx, planes * out_shape[2]
     elif width_kernel is pool_folds:
         kernel, rows = pool_folds, planes
     elif width_kernel is pool_plane_lanes:
@@ -512,15 +518,25 @@ def _plan_run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int
 
 
 def _outer_first_pays(geom: _Planes, bounds: Bounds, strides: np.ndarray, index_dtype: np.dtype[Any] | None,
-                      out_shape: tuple[int, ...]) -> bool:
-    """Whether 3-D NXC values go to pool_outer_first: channels at unit stride, no empty window, more than
-    _OUTER_FIRST_MIN_TAPS taps a window, S and T within _OUTER_FIRST_MAX_SCRATCH."""
-    if index_dtype is not None or not isinstance(geom, PoolGeometry) or len(geom.in_size) != 3:
+                      adjacent: bool, storage: np.dtype[Any]) -> bool:
+    """Whether 3-D values go to pool_outer_first (NXC: channels at unit stride) or pool_outer_first_ncx
+    (NCX: w at unit stride, d stride 2 or more): float types, no empty window, more than
+    _OUTER_FIRST_MIN_TAPS taps a window, S and T within _OUTER_FIRST_MAX_SCRATCH.
+
+    NCX, side by side on two threads against the loops before: k3s2p1 on 2x32x32x64x64 2.22 against
+    2.36 ms (pool_folds), on 2x64x16x16x16 0.33 against 0.71 (pool_plane_lanes); with d stride 1 the
+    d pass reads each slice three times: k3s1p1 on 2x32x32x64x64 9.6 against 6.4 (pool_folds). On NXC
+    data it was faster at d stride 1 too (the same k3s1p1 9.4 against 16.1, with 8 channels 2.1
+    against 7.1)."""
+    if (index_dtype is not None or not isinstance(geom, PoolGeometry) or len(geom.in_size) != 3
+            or storage not in OUTER_FIRST_STORAGE):
         return False
     in_h, in_w = geom.in_size[1], geom.in_size[2]
-    return (strides[1] == 1 and all(bool(np.all(first < end)) for _, first, end in bounds)
+    lanes = geom.channels if adjacent else 1
+    return ((adjacent or geom.strides[0] >= 2) and strides[1 if adjacent else 4] == 1
+            and all(bool(np.all(first < end)) for _, first, end in bounds)
             and math.prod(max(1, taps) for taps in _widest_taps(bounds)) > _OUTER_FIRST_MIN_TAPS
-            and (in_h + out_shape[2]) * in_w * geom.channels <= _OUTER_FIRST_MAX_SCRATCH)
+            and (in_h + geom.out_size[1]) * in_w * lanes <= _OUTER_FIRST_MAX_SCRATCH)
 
 
 def _never_wins(dtype: np.dtype[Any]) -> Any:

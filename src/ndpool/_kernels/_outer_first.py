@@ -1,4 +1,4 @@
-"""MaxPool values on 3-D NXC data one axis at a time, outermost first: every pass a run of plain maxima.
+"""MaxPool values on 3-D data one axis at a time, outermost first: every pass a run of plain maxima.
 
 pool_channel_blocks folds each window's taps in row-major order under the preset's NaN rule: 27 taps
 per output for a 3x3x3 window, each a compare and select per lane. Here a unit is one output d slice
@@ -19,8 +19,12 @@ after). So the d pass looks for NaNs in what it reads: a unit with any is pooled
 exact loop (pool_channel_blocks, or pool_channels_inner below 32 channels), and so is every output
 row with a zero result. Both are rare outside of tests (the tests' data is full of them).
 
-Values only (indices need the order), windows never empty, channels at unit stride: ``_launch``
-sends nothing else here.
+On NCX data (``pool_outer_first_ncx``) a unit is one output d slice of one plane, S and T are a
+slice's rows, the w pass folds T's rows at the w stride (tap by tap over the outputs with every w
+tap in range, the borders one by one), and the exact loop is pool_width_inner.
+
+Values only (indices need the order), windows never empty, channels (NXC) or w (NCX) at unit stride:
+``_launch`` sends nothing else here.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ from ._channel_blocks import LANES, pool_channel_blocks
 from ._jit import kernel
 from ._keys import as_key, is_keyed, nan_free
 from ._loops import _rules, pool_channels_inner
+from ._separable_nxc import _floor
+from ._width_inner import pool_width_inner, width_inner_scratch
 
 
 @njit(inline="always")
@@ -75,6 +81,15 @@ def _fold_taps(src, at, step, t0, t1, dst, d0, count, check, keyed):  # type: ig
     return nan
 
 
+@njit(inline="always")
+def _again(o, at, count):  # type: ignore[no-untyped-def]
+    """Whether some output of o[at:at + count] is a zero (of either sign), where the order counts."""
+    again = False
+    for i in range(count):
+        again = again | (as_key(o[np.uint64(at + i)]) == 0)
+    return again
+
+
 @kernel
 def pool_outer_first(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
     _, out_d, out_h, out_w, n_chan = out.shape
@@ -86,7 +101,6 @@ def pool_outer_first(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
     keyed = is_keyed(flat)
     floats = not nan_free(flat)  # integers: every result exact as it is
     lowest = empty[0]
-    k_low = as_key(lowest)
     row_len = in_w * n_chan  # a row of S and T
     dense = xs_w == n_chan  # an input row's pixels adjacent: one run
     s_buf = work[:in_h * row_len]
@@ -117,24 +131,87 @@ def pool_outer_first(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
                 ob = ub + (oh * out_w + ow) * n_chan
                 _fold_taps(t_buf, (oh * in_w + s_w) * n_chan, dw * n_chan, f_w, e_w, o, ob, n_chan, False, keyed)
         if seed_lowest:  # openvino starts at lowest: a floor
-            for i in range(unit_out):
-                v = o[np.uint64(ub + i)]
-                o[np.uint64(ub + i)] = v if as_key(v) > k_low else lowest
+            _floor(o, ub, unit_out, lowest)
         if not floats:
             continue
         # Pooled again where the order mattered: the whole unit after a NaN, else rows with a zero.
         for oh in range(out_h):
-            again = nan
-            if not again:
-                rb = ub + oh * out_w * n_chan
-                for i in range(out_w * n_chan):
-                    again = again | (as_key(o[np.uint64(rb + i)]) == 0)
-            if again:
+            if nan or _again(o, ub + oh * out_w * n_chan, out_w * n_chan):
                 row = unit * out_h + oh
                 if n_chan >= LANES:
                     pool_channel_blocks(flat, xoff, xst, out, idx, win, dil, p, empty, row, row + 1, inner_work, iwork)
                 else:
                     pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row, row + 1, inner_work, iwork)
+
+
+@kernel
+def pool_outer_first_ncx(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
+    n_img, n_chan, out_d, out_h, out_w = out.shape
+    _, seed_lowest, _, _ = _rules(p)
+    in_h, in_w, sw, w_lo, w_hi = p[16], p[17], p[11], p[29], p[30]
+    dd, dh, dw = dil[0], dil[1], dil[2]
+    xs_n, xs_c, xs_d, xs_h = xst[0], xst[1], xst[2], xst[3]  # w: unit stride
+    o = out.reshape(-1)
+    keyed = is_keyed(flat)
+    floats = not nan_free(flat)
+    lowest = empty[0]
+    dense = xs_h == in_w  # a slice's rows adjacent: one run
+    s_buf = work[:in_h * in_w]
+    t_buf = work[in_h * in_w:(in_h + out_h) * in_w]
+    inner_work = work[(in_h + out_h) * in_w:]
+    unit_out = out_h * out_w
+    for unit in range(row_lo, row_hi):  # (n, c, od)
+        plane_no, od = unit // out_d, unit % out_d
+        n, c = plane_no // n_chan, plane_no % n_chan
+        s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
+        at_d = xoff + n * xs_n + c * xs_c + s_d * xs_d
+        nan = False
+        if dense:
+            nan |= _fold_taps(flat, at_d, dd * xs_d, f_d, e_d, s_buf, 0, in_h * in_w, floats, keyed)
+        else:
+            for h in range(in_h):
+                nan |= _fold_taps(flat, at_d + h * xs_h, dd * xs_d, f_d, e_d, s_buf, h * in_w, in_w, floats, keyed)
+        for oh in range(out_h):
+            s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
+            _fold_taps(s_buf, s_h * in_w, dh * in_w, f_h, e_h, t_buf, oh * in_w, in_w, False, keyed)
+        ub = unit * unit_out
+        for oh in range(out_h):
+            ob, tb = ub + oh * out_w, oh * in_w
+            for ow in range(out_w):  # the borders: a window at a time
+                if w_lo <= ow < w_hi:
+                    continue
+                s_w, f_w, e_w = win[2, 0, ow], win[2, 1, ow], win[2, 2, ow]
+                m = t_buf[np.uint64(tb + s_w + f_w * dw)]
+                for jw in range(f_w + 1, e_w):
+                    m = _greater(t_buf[np.uint64(tb + s_w + jw * dw)], m, keyed)
+                o[np.uint64(ob + ow)] = m
+            if w_lo < w_hi:  # every w tap in range: tap by tap over those outputs, at the w stride
+                s0 = tb + win[2, 0, w_lo]
+                for jw in range(win[2, 2, w_lo]):
+                    a = s0 + jw * dw
+                    if jw == 0:
+                        for ow in range(w_lo, w_hi):
+                            o[np.uint64(ob + ow)] = t_buf[np.uint64(a + (ow - w_lo) * sw)]
+                    else:
+                        for ow in range(w_lo, w_hi):
+                            o[np.uint64(ob + ow)] = _greater(t_buf[np.uint64(a + (ow - w_lo) * sw)],
+                                                             o[np.uint64(ob + ow)], keyed)
+        if seed_lowest:  # openvino starts at lowest: a floor
+            _floor(o, ub, unit_out, lowest)
+        if not floats:
+            continue
+        for oh in range(out_h):  # pooled again where the order mattered (see pool_outer_first)
+            if nan or _again(o, ub + oh * out_w, out_w):
+                row = unit * out_h + oh
+                pool_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row, row + 1, inner_work, iwork)
+
+
+def outer_first_ncx_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
+    """(elements, int64s) of scratch ``pool_outer_first_ncx`` takes per thread: S and T, and
+    pool_width_inner's own."""
+    in_h, in_w, out_h = in5[3], in5[4], out5[3]
+    inner = width_inner_scratch(p, in5, out5)
+    return (in_h + out_h) * in_w + inner[0], inner[1]
 
 
 def outer_first_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
