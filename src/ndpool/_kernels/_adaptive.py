@@ -82,13 +82,13 @@ def _fold_rows(flat, at, bin_rows, mk, mv, mr, keyed, nan_top, hold):  # type: i
 
 @njit(inline="always")
 def _bin_rows_at(row, n_chan, out_d, out_h, win, xoff, xst):  # type: ignore[no-untyped-def]
-    """Output row ``row`` = (n, c, od, oh): n, c, its plane's offset and its bins' rows [s_d, s_d + e_d)
-    x [s_h, s_h + e_h)."""
+    """Output row ``row`` = (n, c, od, oh): n, c, od, oh, its plane's offset and its bins' rows
+    [s_d, s_d + e_d) x [s_h, s_h + e_h)."""
     n = row // (n_chan * out_d * out_h)
     c = (row // (out_d * out_h)) % n_chan
     od = (row // out_h) % out_d
     oh = row % out_h
-    return (n, c, xoff + n * xst[0] + c * xst[1], win[0, 0, od], win[0, 2, od], win[1, 0, oh],
+    return (n, c, od, oh, xoff + n * xst[0] + c * xst[1], win[0, 0, od], win[0, 2, od], win[1, 0, oh],
             win[1, 2, oh])
 
 
@@ -125,17 +125,15 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
     mr = _lanes_like(np.int32(0))
     step = max(1, LINE // flat.itemsize)  # elements per cache line
     for row in range(row_lo, row_hi):
-        n, c, plane, s_d, e_d, s_h, e_h = _bin_rows_at(row, n_chan, out_d, out_h, win, xoff, xst)
-        od = (row // out_h) % out_d
-        oh = row % out_h
+        n, c, od, oh, plane, s_d, e_d, s_h, e_h = _bin_rows_at(row, n_chan, out_d, out_h, win, xoff, xst)
         base = n * off_n + c * off_c
         g0 = s_d * st_d + s_h * st_h
         bin_rows = (xst[2], xst[3], s_d, s_d + e_d, s_h, s_h + e_h, st_d, st_h)
         # While this bin row's blocks fold, the next one's lines are requested, a block's columns at
         # a time: the blocks read their rows column block by column block, which the hardware's
         # prefetchers did not follow (16x64x224x224 -> 7x7 NCX on one thread ran at 5.5 GB/s).
-        _, _, p_next, s_d2, e_d2, s_h2, e_h2 = _bin_rows_at(min(row + 1, row_hi - 1), n_chan, out_d, out_h, win,
-                                                            xoff, xst)
+        _, _, _, _, p_next, s_d2, e_d2, s_h2, e_h2 = _bin_rows_at(min(row + 1, row_hi - 1), n_chan, out_d, out_h,
+                                                                  win, xoff, xst)
         ahead = row + 1 < row_hi
         for w0 in range(0, in_w if blocks else 0, LANES):
             w0 = min(w0, in_w - LANES)  # the last block overlaps the one before

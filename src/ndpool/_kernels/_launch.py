@@ -221,8 +221,7 @@ def _plane_lanes_pay(x: np.ndarray, geom: _Planes, bounds: Bounds) -> bool:
     """Whether NCX data goes to pool_plane_lanes: planes small enough for a block of 16 in L2, at
     least 16 of them, and no empty window (its index would take a plane's offset there)."""
     return (not _channels_adjacent(x, geom) and geom.batch * geom.channels >= 16
-            and geom.plane_size * 16 <= _LANES_MAX_BLOCK
-            and all(bool(np.all(first < end)) for _, first, end in bounds))
+            and geom.plane_size * 16 <= _LANES_MAX_BLOCK and _no_empty_window(bounds))
 
 
 def _even_bins(geom: AdaptiveGeometry) -> PoolGeometry | None:
@@ -406,6 +405,16 @@ def _params(geom: _Planes, preset: sem.Preset, want_idx: bool, index_axis: int, 
                      *_table_levels(bounds), preset.nan_rule == sem.FIRST_VALID], np.int64)
 
 
+def _no_empty_window(bounds: Bounds) -> bool:
+    """Whether every window has an in-range tap on every axis."""
+    return all(bool(np.all(first < end)) for _, first, end in bounds)
+
+
+def _window_taps(bounds: Bounds) -> int:
+    """The in-range taps of the largest window."""
+    return math.prod(max(1, taps) for taps in _widest_taps(bounds))
+
+
 def _widest_taps(bounds: Bounds) -> list[int]:
     """Per axis, the in-range taps of its widest window."""
     return [int(np.max(end - first, initial=1)) for _, first, end in bounds]
@@ -486,21 +495,20 @@ def _plan_run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int
         kernel, rows = pool_separable_nxc, geom.batch * -(-out_shape[2] // block)
     elif separable:
         kernel, rows = pool_separable, geom.batch * -(-geom.channels // block)
+    elif _outer_first_pays(geom, bounds, strides, index_dtype, adjacent, storage):
+        kernel, rows = ((pool_outer_first, out_shape[0] * out_shape[1]) if adjacent
+                        else (pool_outer_first_ncx, planes * out_shape[2]))
     elif channels_inner:
         # (Blocks keep indices as int32 offsets within a plane. bf16 without indices ran slower
         # in blocks, side by side on 2 threads: the NXC stem 6.5 -> 7.7 ms, 3-D k3s2 with 32
         # channels 3.1 -> 3.4, 5x5 s2 with 128 channels 1.7 -> 2.4; with indices faster.)
         blocks = (strides[1] == 1 and geom.channels >= _BLOCKS_MIN_CHANNELS and geom.plane_size < 2**31
-                  and math.prod(max(1, taps) for taps in _widest_taps(bounds)) > _BLOCKS_MIN_TAPS
+                  and _window_taps(bounds) > _BLOCKS_MIN_TAPS
                   and (index_dtype is not None or x.dtype != ml_dtypes.bfloat16))
         runs = (isinstance(geom, PoolGeometry) and strides[1] == 1 and geom.channels <= _RUNS_MAX_CHANNELS
                 and not blocks)
         kernel = pool_channel_blocks if blocks else pool_channel_runs if runs else pool_channels_inner
         rows = math.prod(out_shape[:3])
-        if _outer_first_pays(geom, bounds, strides, index_dtype, adjacent, storage):
-            kernel, rows = pool_outer_first, out_shape[0] * out_shape[1]
-    elif _outer_first_pays(geom, bounds, strides, index_dtype, adjacent, storage):
-        kernel, rows = pool_outer_first_ncx, planes * out_shape[2]
     elif width_kernel is pool_folds:
         kernel, rows = pool_folds, planes
     elif width_kernel is pool_plane_lanes:
@@ -534,8 +542,7 @@ def _outer_first_pays(geom: _Planes, bounds: Bounds, strides: np.ndarray, index_
     in_h, in_w = geom.in_size[1], geom.in_size[2]
     lanes = geom.channels if adjacent else 1
     return ((adjacent or geom.strides[0] >= 2) and strides[1 if adjacent else 4] == 1
-            and all(bool(np.all(first < end)) for _, first, end in bounds)
-            and math.prod(max(1, taps) for taps in _widest_taps(bounds)) > _OUTER_FIRST_MIN_TAPS
+            and _no_empty_window(bounds) and _window_taps(bounds) > _OUTER_FIRST_MIN_TAPS
             and (in_h + geom.out_size[1]) * in_w * lanes <= _OUTER_FIRST_MAX_SCRATCH)
 
 

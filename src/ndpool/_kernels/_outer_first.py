@@ -35,7 +35,7 @@ from numba import njit
 from ._channel_blocks import LANES, pool_channel_blocks
 from ._jit import kernel
 from ._keys import as_key, is_keyed, nan_free
-from ._loops import _rules, pool_channels_inner
+from ._loops import _rules, channels_inner_scratch, pool_channels_inner
 from ._separable_nxc import _floor
 from ._width_inner import pool_width_inner, width_inner_scratch
 
@@ -82,6 +82,26 @@ def _fold_taps(src, at, step, t0, t1, dst, d0, count, check, keyed):  # type: ig
 
 
 @njit(inline="always")
+def _d_pass(flat, at_d, step_d, f_d, e_d, s_buf, rows, xs_row, cols, xs_col, run, check, keyed):  # type: ignore[no-untyped-def]
+    """S = the d window's slices (tap t at flat[at_d + t*step_d]) folded, read as rows x cols runs of
+    ``run`` elements (input strides xs_row, xs_col; adjacent in S); whether a NaN was read."""
+    nan = False
+    for r in range(rows):
+        for c in range(cols):
+            nan |= _fold_taps(flat, at_d + r * xs_row + c * xs_col, step_d, f_d, e_d, s_buf, (r * cols + c) * run,
+                              run, check, keyed)
+    return nan
+
+
+@njit(inline="always")
+def _h_pass(s_buf, t_buf, win, out_h, dh, row_len, keyed):  # type: ignore[no-untyped-def]
+    """T's output rows: S's rows (``row_len`` elements) of each h window folded."""
+    for oh in range(out_h):
+        s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
+        _fold_taps(s_buf, s_h * row_len, dh * row_len, f_h, e_h, t_buf, oh * row_len, row_len, False, keyed)
+
+
+@njit(inline="always")
 def _again(o, at, count):  # type: ignore[no-untyped-def]
     """Whether some output of o[at:at + count] is a zero (of either sign), where the order counts."""
     again = False
@@ -111,19 +131,12 @@ def pool_outer_first(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
         n, od = unit // out_d, unit % out_d
         s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
         x_n = xoff + n * xs_n
-        nan = False
         at_d = x_n + s_d * xs_d
-        for h in range(in_h):
-            at = at_d + h * xs_h
-            if dense:
-                nan |= _fold_taps(flat, at, dd * xs_d, f_d, e_d, s_buf, h * row_len, row_len, floats, keyed)
-            else:
-                for w in range(in_w):
-                    nan |= _fold_taps(flat, at + w * xs_w, dd * xs_d, f_d, e_d, s_buf, (h * in_w + w) * n_chan,
-                                      n_chan, floats, keyed)
-        for oh in range(out_h):
-            s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
-            _fold_taps(s_buf, s_h * row_len, dh * row_len, f_h, e_h, t_buf, oh * row_len, row_len, False, keyed)
+        if dense:
+            nan = _d_pass(flat, at_d, dd * xs_d, f_d, e_d, s_buf, in_h, xs_h, 1, 0, row_len, floats, keyed)
+        else:
+            nan = _d_pass(flat, at_d, dd * xs_d, f_d, e_d, s_buf, in_h, xs_h, in_w, xs_w, n_chan, floats, keyed)
+        _h_pass(s_buf, t_buf, win, out_h, dh, row_len, keyed)
         ub = unit * unit_out
         for oh in range(out_h):
             for ow in range(out_w):
@@ -165,15 +178,11 @@ def pool_outer_first_ncx(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
         n, c = plane_no // n_chan, plane_no % n_chan
         s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
         at_d = xoff + n * xs_n + c * xs_c + s_d * xs_d
-        nan = False
         if dense:
-            nan |= _fold_taps(flat, at_d, dd * xs_d, f_d, e_d, s_buf, 0, in_h * in_w, floats, keyed)
+            nan = _d_pass(flat, at_d, dd * xs_d, f_d, e_d, s_buf, 1, 0, 1, 0, in_h * in_w, floats, keyed)
         else:
-            for h in range(in_h):
-                nan |= _fold_taps(flat, at_d + h * xs_h, dd * xs_d, f_d, e_d, s_buf, h * in_w, in_w, floats, keyed)
-        for oh in range(out_h):
-            s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
-            _fold_taps(s_buf, s_h * in_w, dh * in_w, f_h, e_h, t_buf, oh * in_w, in_w, False, keyed)
+            nan = _d_pass(flat, at_d, dd * xs_d, f_d, e_d, s_buf, in_h, xs_h, 1, 0, in_w, floats, keyed)
+        _h_pass(s_buf, t_buf, win, out_h, dh, in_w, keyed)
         ub = unit * unit_out
         for oh in range(out_h):
             ob, tb = ub + oh * out_w, oh * in_w
@@ -218,4 +227,5 @@ def outer_first_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ..
     """(elements, int64s) of scratch ``pool_outer_first`` takes per thread: S and T, and the exact
     loops' own (pool_channels_inner's: pool_channel_blocks takes none)."""
     in_h, in_w, out_h, n_chan = in5[3], in5[4], out5[2], out5[4]
-    return (in_h + out_h) * in_w * n_chan + n_chan, 8
+    inner = channels_inner_scratch(p, in5, out5)
+    return (in_h + out_h) * in_w * n_chan + inner[0], inner[1]
