@@ -254,9 +254,10 @@ def pytest_sessionstart(session: Any) -> None:
     (a subprocess: this module itself imports no ndpool). On a cold numba cache that halves the
     compile time on two cores; on a warm one each process only loads the cache. Only the controlling
     process does it: xdist starts its workers after this hook, so they find the cache filled."""
+    import os
     import subprocess
     import sys
 
-    if hasattr(session.config, "workerinput"):
-        return
+    if hasattr(session.config, "workerinput") or os.environ.get("NDPOOL_TEST_PRECOMPILE") == "0":
+        return  # (a developer rerunning a few tests after a kernel edit compiles only what they call)
     subprocess.run([sys.executable, "-m", "ndpool._kernels._precompile"], check=False)
