@@ -81,7 +81,7 @@ _SLIDING_MAX_SCRATCH = 1 << 23
 # before (pool_channel_runs, pool_channel_blocks): k3s2p1 with C = 4 0.46 ms against 1.78, 8 0.64
 # against 1.13, 16 0.87 against 1.55, 32 1.54 against 1.77; with 64 channels (1.5 MB of scratch)
 # 4.2 against 3.4, and k2s2 (8 taps) from 8 channels 0.60 against 0.53.
-_OUTER_FIRST_MAX_SCRATCH = 1 << 18
+_OUTER_FIRST_MAX_SCRATCH = 1 << 18  # (S and a row of T, since T is folded a row at a time)
 _OUTER_FIRST_MIN_TAPS = 8
 # ... for the float types only (f32, f64, and f16/bf16 as their bits): each of the two loops costs 5-6 s of
 # compilation per element type, and the suite's cold precompile must stay well inside CI's 10 minutes.
@@ -543,7 +543,7 @@ def _outer_first_pays(geom: _Planes, bounds: Bounds, strides: np.ndarray, index_
     lanes = geom.channels if adjacent else 1
     return ((adjacent or geom.strides[0] >= 2) and strides[1 if adjacent else 4] == 1
             and _no_empty_window(bounds) and _window_taps(bounds) > _OUTER_FIRST_MIN_TAPS
-            and (in_h + geom.out_size[1]) * in_w * lanes <= _OUTER_FIRST_MAX_SCRATCH)
+            and (in_h + 1) * in_w * lanes <= _OUTER_FIRST_MAX_SCRATCH)
 
 
 def _never_wins(dtype: np.dtype[Any]) -> Any:
