@@ -586,6 +586,8 @@ def test_each_loop_matches_reference(loop: str, preset: str, data: str, monkeypa
                         lambda *args: name.startswith("pool_outer_first") and real_outer_first(*args))
     if name == "pool_separable_nxc":  # bands of 4 output rows: several per image, the last partial
         monkeypatch.setattr(_launch, "_band_rows", lambda geom, bounds: 4)
+    if name == "pool_outer_first":  # bands of 2 output rows: several per d slice, the last partial
+        monkeypatch.setattr(_launch, "_outer_first_band", lambda geom: 2)
     if name == "pool_sliding":  # units of 3 output rows by 5 columns
         monkeypatch.setattr(_launch, "_sliding_units", lambda geom, adjacent: (3, 5))
     rng = np.random.default_rng(7)

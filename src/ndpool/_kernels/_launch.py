@@ -79,10 +79,16 @@ _SLIDING_MAX_SCRATCH = 1 << 23
 # 3-D NXC values: pool_outer_first's scratch (S and T) at most, in elements (1 MB of f32: half of L2),
 # and more taps a window than this. Side by side on two threads, 2 x C x 32x64x64, against the loops
 # before (pool_channel_runs, pool_channel_blocks): k3s2p1 with C = 4 0.46 ms against 1.78, 8 0.64
-# against 1.13, 16 0.87 against 1.55, 32 1.54 against 1.77; with 64 channels (1.5 MB of scratch)
-# 4.2 against 3.4, and k2s2 (8 taps) from 8 channels 0.60 against 0.53.
+# against 1.13, 16 0.87 against 1.55, 32 1.54 against 1.77; with 64 channels (1.5 MB of scratch,
+# before the bands below) 4.2 against 3.4, and k2s2 (8 taps) from 8 channels 0.60 against 0.53.
 _OUTER_FIRST_MAX_SCRATCH = 1 << 18  # (S and a row of T, since T is folded a row at a time)
 _OUTER_FIRST_MIN_TAPS = 8
+# pool_outer_first's units are bands of output rows whose input rows (S) hold about this many elements
+# (128 KB of f32), so that the next unit's d window, which shares slices with this one's, finds them
+# in L2. 2x32x32x64x64 k3s2p1 NXC (7 output rows a band), kernel alone on two threads: whole slices
+# 1.34 ms, bands 1.08-1.16 (2**14: 1.21, 2**16: 1.12); the call side by side with onnxruntime 1.9
+# against 1.88 ms before, 1.49-1.70 against 1.56-1.82 after.
+_OUTER_FIRST_BAND = 1 << 15
 # ... for the float types only (f32, f64, and f16/bf16 as their bits): each of the two loops costs 5-6 s of
 # compilation per element type, and the suite's cold precompile must stay well inside CI's 10 minutes.
 OUTER_FIRST_STORAGE = frozenset({np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int16), np.dtype(np.uint16)})
@@ -468,6 +474,10 @@ def _plan_run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int
         block = _band_rows(cast(PoolGeometry, geom), bounds)
     else:
         block = _gather_block(geom) if separable and adjacent else 1
+    strides = _flat_view(x5)[2]  # the element strides the kernel will read with
+    outer_first = _outer_first_pays(geom, bounds, strides, index_dtype, adjacent, storage)
+    if outer_first and adjacent:
+        block = _outer_first_band(cast(PoolGeometry, geom))
     if math.prod(out_shape) == 0:
         return _Plan(storage, order, out_shape, index_dtype, np.dtype(np.int64), geom, None, (), 0, (0, 0))
     # The empty-window value, and a value no tap can win against (pool_planes' margins).
@@ -484,7 +494,6 @@ def _plan_run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int
                             np.array([geom.plane_size <= _SEPARABLE_MAX_PLANE, block], np.int64),
                             np.array((0,) * pad + tuple(int(start[0]) for start, _, _ in bounds), np.int64),
                             dil, np.array([order[-1] == 1, strip], np.int64)])
-    strides = _flat_view(x5)[2]  # the element strides the kernel will read with
     planes = geom.batch * geom.channels  # units of work of the per-plane kernels
     if sliding:
         units = geom.batch if adjacent else planes
@@ -495,8 +504,8 @@ def _plan_run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int
         kernel, rows = pool_separable_nxc, geom.batch * -(-out_shape[2] // block)
     elif separable:
         kernel, rows = pool_separable, geom.batch * -(-geom.channels // block)
-    elif _outer_first_pays(geom, bounds, strides, index_dtype, adjacent, storage):
-        kernel, rows = ((pool_outer_first, out_shape[0] * out_shape[1]) if adjacent
+    elif outer_first:  # NXC: units of (n, band of output rows, od); NCX: (plane, od)
+        kernel, rows = ((pool_outer_first, out_shape[0] * -(-out_shape[2] // block) * out_shape[1]) if adjacent
                         else (pool_outer_first_ncx, planes * out_shape[2]))
     elif channels_inner:
         # (Blocks keep indices as int32 offsets within a plane. bf16 without indices ran slower
@@ -529,21 +538,32 @@ def _outer_first_pays(geom: _Planes, bounds: Bounds, strides: np.ndarray, index_
                       adjacent: bool, storage: np.dtype[Any]) -> bool:
     """Whether 3-D values go to pool_outer_first (NXC: channels at unit stride) or pool_outer_first_ncx
     (NCX: w at unit stride, d stride 2 or more): float types, no empty window, more than
-    _OUTER_FIRST_MIN_TAPS taps a window, S and T within _OUTER_FIRST_MAX_SCRATCH.
+    _OUTER_FIRST_MIN_TAPS taps a window, S (NXC: a band of one output row's input rows, NCX: a
+    slice) and a row of T within _OUTER_FIRST_MAX_SCRATCH.
 
     NCX, side by side on two threads against the loops before: k3s2p1 on 2x32x32x64x64 2.22 against
     2.36 ms (pool_folds), on 2x64x16x16x16 0.33 against 0.71 (pool_plane_lanes); with d stride 1 the
     d pass reads each slice three times: k3s1p1 on 2x32x32x64x64 9.6 against 6.4 (pool_folds). On NXC
     data it was faster at d stride 1 too (the same k3s1p1 9.4 against 16.1, with 8 channels 2.1
-    against 7.1)."""
+    against 7.1). Since NXC units are bands of output rows, wider slices than 1 MB pay too (k3s2p1 on
+    2x64x32x64x64 2.55 against 3.75 ms for pool_channel_blocks, 2x32x32x128x128 7.8 against 8.3)."""
     if (index_dtype is not None or not isinstance(geom, PoolGeometry) or len(geom.in_size) != 3
             or storage not in OUTER_FIRST_STORAGE):
         return False
-    in_h, in_w = geom.in_size[1], geom.in_size[2]
+    in_w = geom.in_size[2]
+    s_rows = geom.extent[1] if adjacent else geom.in_size[1]
     lanes = geom.channels if adjacent else 1
     return ((adjacent or geom.strides[0] >= 2) and strides[1 if adjacent else 4] == 1
             and _no_empty_window(bounds) and _window_taps(bounds) > _OUTER_FIRST_MIN_TAPS
-            and (in_h + 1) * in_w * lanes <= _OUTER_FIRST_MAX_SCRATCH)
+            and (s_rows + 1) * in_w * lanes <= _OUTER_FIRST_MAX_SCRATCH)
+
+
+def _outer_first_band(geom: PoolGeometry) -> int:
+    """Output rows per unit of pool_outer_first: the input rows they read (S) within about
+    _OUTER_FIRST_BAND elements per slice, at least one row."""
+    row = geom.in_size[2] * geom.channels
+    budget_rows = _OUTER_FIRST_BAND // max(row, 1)
+    return max(1, min(geom.out_size[1], (budget_rows - geom.extent[1]) // geom.strides[1] + 1))
 
 
 def _never_wins(dtype: np.dtype[Any]) -> Any:

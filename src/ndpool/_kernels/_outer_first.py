@@ -111,12 +111,13 @@ def _d_pass(flat, at_d, step_d, f_d, e_d, s_buf, rows, xs_row, cols, xs_col, run
 
 
 @njit(inline="always")
-def _h_row(s_buf, win, oh, dh, row_len, t_row, t0, keyed):  # type: ignore[no-untyped-def]
-    """T: S's rows (``row_len`` elements) of output row oh's h window folded into t_row[t0:]. One
+def _h_row(s_buf, h0, win, oh, dh, row_len, t_row, t0, keyed):  # type: ignore[no-untyped-def]
+    """T: S's rows (``row_len`` elements, S's first being input row h0) of output row oh's h window
+    folded into t_row[t0:]. One
     row at a time, so T stays in L1 for the w pass (all of T first: 3-D k3s2p1 NXC 1.52 -> 1.35 ms,
     NCX 4.35 -> 2.41 on one thread with the NCX w pass's margins)."""
     s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
-    _fold_taps(s_buf, s_h * row_len, dh * row_len, f_h, e_h, t_row, t0, row_len, False, keyed)
+    _fold_taps(s_buf, (s_h - h0) * row_len, dh * row_len, f_h, e_h, t_row, t0, row_len, False, keyed)
 
 
 @njit(inline="always")
@@ -128,11 +129,19 @@ def _again(o, at, count):  # type: ignore[no-untyped-def]
     return again
 
 
+@njit(inline="always")
+def _band_rows(win, dh, oh0, oh1):  # type: ignore[no-untyped-def]
+    """The input rows [lo, hi) that output rows [oh0, oh1) read (their windows are never empty)."""
+    lo = win[1, 0, oh0] + win[1, 1, oh0] * dh
+    hi = win[1, 0, oh1 - 1] + (win[1, 2, oh1 - 1] - 1) * dh + 1
+    return lo, hi
+
+
 @kernel
 def pool_outer_first(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
     _, out_d, out_h, out_w, n_chan = out.shape
     _, seed_lowest, _, _ = _rules(p)
-    in_h, in_w = p[16], p[17]
+    in_w, band = p[17], p[35]
     dd, dh, dw = dil[0], dil[1], dil[2]
     xs_n, xs_d, xs_h, xs_w = xst[0], xst[2], xst[3], xst[4]  # channels: unit stride
     o = out.reshape(-1)
@@ -141,38 +150,52 @@ def pool_outer_first(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
     lowest = empty[0]
     row_len = in_w * n_chan  # a row of S and T
     dense = xs_w == n_chan  # an input row's pixels adjacent: one run
-    s_buf = work[:in_h * row_len]
-    t_row = work[in_h * row_len:(in_h + 1) * row_len]  # one output row's h window folded: in L1
-    inner_work = work[(in_h + 1) * row_len:]
-    unit_out = out_h * out_w * n_chan
-    for unit in range(row_lo, row_hi):  # (n, od)
-        n, od = unit // out_d, unit % out_d
+    s_rows = band_input_rows(p)
+    s_buf = work[:s_rows * row_len]
+    t_row = work[s_rows * row_len:(s_rows + 1) * row_len]  # one output row's h window folded: in L1
+    inner_work = work[(s_rows + 1) * row_len:]
+    bands = (out_h + band - 1) // band
+    pixel_out = out_w * n_chan
+    # Units (n, band of output rows, od), od fastest: the d window's slices overlap from one unit
+    # to the next, and a band's rows of them are still in L2 (whole slices of 64x64 pixels of 32
+    # channels were not: every input line was read 1.5 times from L3).
+    for unit in range(row_lo, row_hi):
+        n, rest = unit // (bands * out_d), unit % (bands * out_d)
+        oh0, od = (rest // out_d) * band, rest % out_d
+        oh1 = min(oh0 + band, out_h)
+        h0, h1 = _band_rows(win, dh, oh0, oh1)
         s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
-        x_n = xoff + n * xs_n
-        at_d = x_n + s_d * xs_d
+        at_d = xoff + n * xs_n + s_d * xs_d + h0 * xs_h
         if dense:
-            nan = _d_pass(flat, at_d, dd * xs_d, f_d, e_d, s_buf, in_h, xs_h, 1, 0, row_len, floats, keyed)
+            nan = _d_pass(flat, at_d, dd * xs_d, f_d, e_d, s_buf, h1 - h0, xs_h, 1, 0, row_len, floats, keyed)
         else:
-            nan = _d_pass(flat, at_d, dd * xs_d, f_d, e_d, s_buf, in_h, xs_h, in_w, xs_w, n_chan, floats, keyed)
-        ub = unit * unit_out
-        for oh in range(out_h):
-            _h_row(s_buf, win, oh, dh, row_len, t_row, 0, keyed)
+            nan = _d_pass(flat, at_d, dd * xs_d, f_d, e_d, s_buf, h1 - h0, xs_h, in_w, xs_w, n_chan, floats, keyed)
+        row0 = (n * out_d + od) * out_h  # output row oh0's number is row0 + oh0
+        for oh in range(oh0, oh1):
+            _h_row(s_buf, h0, win, oh, dh, row_len, t_row, 0, keyed)
             for ow in range(out_w):
                 s_w, f_w, e_w = win[2, 0, ow], win[2, 1, ow], win[2, 2, ow]
-                ob = ub + (oh * out_w + ow) * n_chan
+                ob = (row0 + oh) * pixel_out + ow * n_chan
                 _fold_taps(t_row, s_w * n_chan, dw * n_chan, f_w, e_w, o, ob, n_chan, False, keyed)
         if seed_lowest:  # openvino starts at lowest: a floor
-            _floor(o, ub, unit_out, lowest)
+            _floor(o, (row0 + oh0) * pixel_out, (oh1 - oh0) * pixel_out, lowest)
         if not floats:
             continue
         # Pooled again where the order mattered: the whole unit after a NaN, else rows with a zero.
-        for oh in range(out_h):
-            if nan or _again(o, ub + oh * out_w * n_chan, out_w * n_chan):
-                row = unit * out_h + oh
+        for oh in range(oh0, oh1):
+            if nan or _again(o, (row0 + oh) * pixel_out, pixel_out):
+                row = row0 + oh
                 if n_chan >= LANES:
                     pool_channel_blocks(flat, xoff, xst, out, idx, win, dil, p, empty, row, row + 1, inner_work, iwork)
                 else:
                     pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row, row + 1, inner_work, iwork)
+
+
+@njit(inline="always")
+def band_input_rows(p):  # type: ignore[no-untyped-def]
+    """The most input rows a band of p[35] output rows reads (S's rows in pool_outer_first)."""
+    band, in_h, s_h, k_h, d_h = p[35], p[16], p[23], p[32], p[40]
+    return min(in_h, (band - 1) * s_h + (k_h - 1) * d_h + 1)
 
 
 @njit(inline="always")
@@ -221,7 +244,7 @@ def pool_outer_first_ncx(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
             nan = _d_pass(flat, at_d, dd * xs_d, f_d, e_d, s_buf, in_h, xs_h, 1, 0, in_w, floats, keyed)
         ub = unit * unit_out
         for oh in range(out_h):
-            _h_row(s_buf, win, oh, dh, in_w, t_row, before, keyed)
+            _h_row(s_buf, 0, win, oh, dh, in_w, t_row, before, keyed)
             if sw == 2:  # a literal stride: LLVM splits even and odd elements in registers
                 _fold_strided(t_row, 0, dw, k_w, 2, o, ub + oh * out_w, out_w, keyed)
             else:
@@ -248,6 +271,6 @@ def outer_first_ncx_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int
 def outer_first_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
     """(elements, int64s) of scratch ``pool_outer_first`` takes per thread: S and T, and the exact
     loops' own (pool_channels_inner's: pool_channel_blocks takes none)."""
-    in_h, in_w, n_chan = in5[3], in5[4], out5[4]
+    in_w, n_chan = in5[4], out5[4]
     inner = channels_inner_scratch(p, in5, out5)
-    return (in_h + 1) * in_w * n_chan + inner[0], inner[1]
+    return (pure(band_input_rows)(p) + 1) * in_w * n_chan + inner[0], inner[1]
