@@ -553,6 +553,13 @@ LOOP_CASES = {
                                                                 dilations=(1, 1, 2))),
     "pool_outer_first_ncx (sliced rows)": ((1, 2, 4, 5, 9), dict(kernel=(2, 3, 3), strides=(2, 1, 2),
                                                                  pads_begin=(0, 1, 1), pads_end=(1, 1, 1))),
+    # NCX pairs along w, rows of 32 outputs or more: two bands of output rows (the last of two rows) and
+    # an input row past the last window; three rows of pairs a window; 1-D; planes not adjacent (every
+    # second channel of a copy, made below).
+    "pool_tiles": ((1, 2, 121, 70), dict(kernel=2, strides=2)),
+    "pool_tiles (3 rows)": ((2, 3, 9, 64), dict(kernel=(3, 2), strides=(3, 2))),
+    "pool_tiles (1-D)": ((2, 3, 128), dict(kernel=2, strides=2)),
+    "pool_tiles (sliced channels)": ((1, 3, 4, 66), dict(kernel=2, strides=2)),
     # Three w taps: one pair per pass over the shared run, then the third alone; 3-D.
     "pool_channel_runs (3 w taps)": ((1, 6, 5, 7, 40), dict(kernel=(2, 3, 3), strides=(1, 2, 2), pads_begin=(1, 1, 1),
                                                             pads_end=(0, 1, 1))),
@@ -581,6 +588,8 @@ def test_each_loop_matches_reference(loop: str, preset: str, data: str, monkeypa
     values_only = ("pool_sliding", "pool_outer_first", "pool_outer_first_ncx")
     indices = [None] if name in values_only else ["i64", "i32", None]
     monkeypatch.setattr(_launch, "_sliding_pays", lambda x, geom: name == "pool_sliding")
+    real_tiles = _launch._tiles_pay  # (pool_tiles only where pinned: the other NCX loops' cases keep theirs)
+    monkeypatch.setattr(_launch, "_tiles_pay", lambda *args: name == "pool_tiles" and real_tiles(*args))
     real_outer_first = _launch._outer_first_pays  # (and the outer-first loops likewise, where they can run)
     monkeypatch.setattr(_launch, "_outer_first_pays",
                         lambda *args: name.startswith("pool_outer_first") and real_outer_first(*args))
@@ -592,8 +601,9 @@ def test_each_loop_matches_reference(loop: str, preset: str, data: str, monkeypa
         monkeypatch.setattr(_launch, "_sliding_units", lambda geom, adjacent: (3, 5))
     rng = np.random.default_rng(7)
     for layout in layouts:
-        # (sparse NaNs, and the outer-first loops: f32, f16, bf16, f64)
-        for dtype in DTYPES if data == "mixed" and not name.startswith("pool_outer_first") else DTYPES[:4]:
+        # (sparse NaNs, and the outer-first loops and pool_tiles: f32, f16, bf16, f64)
+        float_only = name.startswith("pool_outer_first") or name == "pool_tiles"
+        for dtype in DTYPES if data == "mixed" and not float_only else DTYPES[:4]:
             x = _data(rng, shape, dtype) if data == "mixed" else _sparse_nan_data(rng, shape, dtype)
             if layout == "NXC":
                 x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
@@ -601,6 +611,8 @@ def test_each_loop_matches_reference(loop: str, preset: str, data: str, monkeypa
                 x = np.repeat(x, 2, axis=-1)[..., ::2]
             if loop == "pool_outer_first (sliced pixels)":  # the first half of each pixel's channels
                 x = np.concatenate((x, x), axis=-1)[..., : x.shape[-1]]
+            if loop == "pool_tiles (sliced channels)":  # every second channel of a copy
+                x = np.repeat(x, 2, axis=1)[:, ::2]
             if loop == "pool_outer_first_ncx (sliced rows)":  # the first half of each wider row
                 x = np.concatenate((x, x), axis=-1)[..., : x.shape[-1]]
             call = dict(attrs, data_format=layout, semantics=preset, return_indices=True)

@@ -37,6 +37,8 @@ from ._planes import planes_fit, planes_scratch, pool_planes
 from ._separable import pool_separable, separable_scratch
 from ._separable_nxc import pool_separable_nxc, separable_nxc_scratch
 from ._sliding import _quarter_level, _sliding_layout, pool_sliding, sliding_scratch
+from ._tiles import MIN_ROW as TILES_MIN_ROW
+from ._tiles import pool_tiles, tiles_scratch
 from ._width_inner import pool_width_inner, width_inner_scratch
 
 __all__ = ["adaptive_max_pool_numba", "max_pool_numba"]
@@ -89,9 +91,10 @@ _OUTER_FIRST_MIN_TAPS = 8
 # 1.34 ms, bands 1.08-1.16 (2**14: 1.21, 2**16: 1.12); the call side by side with onnxruntime 1.9
 # against 1.88 ms before, 1.49-1.70 against 1.56-1.82 after.
 _OUTER_FIRST_BAND = 1 << 15
-# ... for the float types only (f32, f64, and f16/bf16 as their bits): each of the two loops costs 5-6 s of
-# compilation per element type, and the suite's cold precompile must stay well inside CI's 10 minutes.
-OUTER_FIRST_STORAGE = frozenset({np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int16), np.dtype(np.uint16)})
+# The outer-first loops and pool_tiles run the float types only (f32, f64, and f16/bf16 as their bits):
+# each costs seconds of compilation per element type, and the suite's cold precompile must stay well
+# inside CI's 10 minutes (integers have no NaN or -0: the other loops are as fast for them).
+FLOAT_STORAGE = frozenset({np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int16), np.dtype(np.uint16)})
 # Below this many output elements a thread hand-off costs more than it saves.
 _MIN_PARALLEL_OUTPUTS = 1 << 14
 # Loops that also write int32 indices themselves, for the float types: narrowing their int64 after the
@@ -99,7 +102,7 @@ _MIN_PARALLEL_OUTPUTS = 1 << 14
 # compilation per loop and type). pool_separable keeps int64 (its passes share one buffer type with the
 # scratch), pool_sliding writes none; those and the integer types are narrowed after the loop.
 NATIVE_I32 = frozenset({pool_channels_inner, pool_channel_runs, pool_channel_blocks, pool_width_inner, pool_planes,
-                        pool_folds, pool_plane_lanes, pool_separable_nxc, adaptive_width_inner})
+                        pool_folds, pool_plane_lanes, pool_separable_nxc, adaptive_width_inner, pool_tiles})
 NATIVE_I32_STORAGE = frozenset({np.dtype(np.float32), np.dtype(np.int16), np.dtype(np.uint16)})
 
 # Each kernel's per-thread scratch: (elements, int64s). The kernels are compiled without numba's
@@ -112,7 +115,7 @@ _SCRATCH = {pool_channels_inner: channels_inner_scratch, pool_channel_runs: chan
             pool_planes: planes_scratch, pool_folds: folds_scratch, pool_plane_lanes: plane_lanes_scratch,
             pool_separable: separable_scratch, pool_separable_nxc: separable_nxc_scratch,
             pool_sliding: sliding_scratch, pool_outer_first: outer_first_scratch,
-            pool_outer_first_ncx: outer_first_ncx_scratch,
+            pool_outer_first_ncx: outer_first_ncx_scratch, pool_tiles: tiles_scratch,
             adaptive_width_inner: adaptive_scratch}
 
 Result = tuple[np.ndarray, np.ndarray | None]
@@ -138,8 +141,25 @@ def _plan_max_pool(x: np.ndarray, geom: PoolGeometry, preset: sem.Preset, index_
         width_kernel = pool_plane_lanes
     if sliding:
         width_kernel = pool_sliding
+    if _tiles_pay(x, geom):  # (before any other choice: every element read once, nothing copied)
+        sliding, separable, width_kernel = False, False, pool_tiles
     return _plan_run(x, geom, bounds, geom.dilations, geom.strides[-1], interior, preset, index_dtype,
                      index_axis, separable, width_kernel)
+
+
+def _tiles_pay(x: np.ndarray, geom: PoolGeometry) -> bool:
+    """Whether NCX data goes to pool_tiles: 1-D or 2-D windows of two taps along w that tile each row
+    (kernel = stride, no pads or dilation, in_w = 2 * out_w, every h window inside), rows of at least
+    _tiles.MIN_ROW outputs, adjacent in memory with w at unit stride, a float type (see _tiles)."""
+    storage = _STORAGE.get(x.dtype, x.dtype)
+    if (_channels_adjacent(x, geom) or len(geom.in_size) > 2 or storage not in FLOAT_STORAGE
+            or geom.kernel != geom.strides or geom.kernel[-1] != 2 or any(d != 1 for d in geom.dilations)
+            or any(geom.pads_begin) or any(geom.pads_end) or geom.out_size[-1] < TILES_MIN_ROW):
+        return False
+    in_w = geom.in_size[-1]
+    rows_ok = len(geom.in_size) == 1 or (geom.in_size[0] >= geom.kernel[0] * geom.out_size[0]
+                                         and x.strides[-2] == in_w * x.itemsize)
+    return in_w == 2 * geom.out_size[-1] and x.strides[-1] == x.itemsize and rows_ok
 
 
 def _folds_pay(x: np.ndarray, geom: PoolGeometry) -> bool:
@@ -277,7 +297,11 @@ def _launch(entry: Any, args: tuple[Any, ...], rows: int, outputs: int, scratch:
         job(0, rows)
         return
     step = math.ceil(rows / threads)
-    jobs = [_pool(threads).submit(job, lo, min(lo + step, rows)) for lo in range(0, rows, step)]
+    # The first share runs on the calling thread, the others on the pool's: one thread fewer to wake
+    # and wait for (a few percent on calls of about a millisecond: AdaptiveMaxPool 32x512x14x14 -> 7x7
+    # NXC 0.79 -> 0.75 ms, side by side on two threads; nothing measurable on longer calls).
+    jobs = [_pool(threads).submit(job, lo, min(lo + step, rows)) for lo in range(step, rows, step)]
+    job(0, min(step, rows))
     for j in jobs:
         j.result()
 
@@ -520,6 +544,8 @@ def _plan_run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int
         rows = math.prod(out_shape[:3])
     elif width_kernel is pool_folds:
         kernel, rows = pool_folds, planes
+    elif width_kernel is pool_tiles:
+        kernel, rows = pool_tiles, planes
     elif width_kernel is pool_plane_lanes:
         kernel = pool_plane_lanes
         rows = plane_lanes_blocks(planes, geom.plane_size)
@@ -548,7 +574,7 @@ def _outer_first_pays(geom: _Planes, bounds: Bounds, strides: np.ndarray, index_
     against 7.1). Since NXC units are bands of output rows, wider slices than 1 MB pay too (k3s2p1 on
     2x64x32x64x64 2.55 against 3.75 ms for pool_channel_blocks, 2x32x32x128x128 7.8 against 8.3)."""
     if (index_dtype is not None or not isinstance(geom, PoolGeometry) or len(geom.in_size) != 3
-            or storage not in OUTER_FIRST_STORAGE):
+            or storage not in FLOAT_STORAGE):
         return False
     in_w = geom.in_size[2]
     s_rows = geom.extent[1] if adjacent else geom.in_size[1]

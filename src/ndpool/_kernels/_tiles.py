@@ -1,0 +1,118 @@
+"""NCX MaxPool on pairs along w: kernel = stride, 2 along w, no pads or dilation, the pairs of a
+row cover it (k2s2 on even widths), and rows of at least MIN_ROW outputs.
+
+Then the rows of a plane follow each other in memory and so do the pairs of every row: tap b of
+pair t of any row is at ``2*t + b`` from the plane's first row, one run over a whole band of rows.
+Two passes per band of output rows, each vectorized:
+
+- w pass: each pair folded into its maximum and the pair's winning tap (hv, hb), over the band's
+  rows in one run (loads at the literal stride 2, which LLVM splits into even and odd elements);
+- h pass: the k_h rows of pairs of each output row folded in row order into it, along the row,
+  the index rebuilt from the row, the pair and the tap.
+
+Folding each row's pairs first and then the rows keeps the first-maximum rule exactly (ties keep
+the earlier row, then the earlier pair: row-major order), +0/-0 included, as long as no NaN is
+read and nothing needs to start at ``lowest``. So the w pass looks for NaNs: a plane with any is
+pooled again by the exact loop (pool_width_inner), and so is every output row under openvino's
+preset with a result not above ``lowest``. Both are rare outside of tests.
+
+Side by side on two threads against pool_planes: k2s2 on 1x256x256x256 3.59 -> 2.73 ms, with i64
+indices 10.5 -> 9.4; 32x64x112x112 with i64 indices 15.9 -> 14.5. (Wider windows took their w taps
+one by one, scalar: k4s4 three times pool_planes' time. Short rows paid the h pass's setup per
+row: 14x14 -> 7x7 twice pool_plane_lanes' time.)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ._jit import kernel
+from ._keys import as_key, is_keyed
+from ._loops import _index_params, _rules
+from ._width_inner import pool_width_inner, width_inner_scratch
+
+# hv and hb elements a band holds at most: its output rows' pairs (in L1 with their input lines).
+BAND_PAIRS = 1 << 12
+# Outputs a row at least (the launcher's condition).
+MIN_ROW = 32
+
+
+@njit(inline="always")
+def _w_pairs(flat, at, count, hv, hb, keyed):  # type: ignore[no-untyped-def]
+    """hv[t], hb[t] = the greater of flat[at + 2*t] and flat[at + 2*t + 1] (the first if equal) and
+    which, for t < count; whether either was NaN."""
+    nan = False  # (a boolean: an integer count halved the vector width elsewhere)
+    for t in range(count):
+        a, b = flat[np.uint64(at + 2 * t)], flat[np.uint64(at + 2 * t + 1)]
+        ka, kb = as_key(a), as_key(b)
+        nan = nan | (ka != ka) | (kb != kb)
+        take = kb > ka
+        hv[np.uint64(t)] = b if take else a
+        hb[np.uint64(t)] = 1 if take else 0
+    return nan
+
+
+@kernel
+def pool_tiles(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
+    n_img, n_chan, _, out_h, out_w = out.shape
+    want_idx, seed_lowest, _, _ = _rules(p)
+    off_n, off_c, _, st_h, st_w, _, _ = _index_params(p)
+    k_h, in_w = p[32], p[17]
+    xs_n, xs_c = xst[0], xst[1]  # rows adjacent, w at unit stride: checked by the launcher
+    o, oi = out.reshape(-1), idx.reshape(-1)
+    keyed = is_keyed(flat)
+    kl = as_key(empty[0])
+    band = max(1, BAND_PAIRS // (k_h * out_w))  # output rows a band
+    hv = work[:band * k_h * out_w]
+    hb = iwork[:band * k_h * out_w]
+    inner_work = work[band * k_h * out_w:]
+    inner_iwork = iwork[band * k_h * out_w:]
+    for plane in range(row_lo, row_hi):  # (n, c)
+        n, c = plane // n_chan, plane % n_chan
+        at = xoff + n * xs_n + c * xs_c
+        base = n * off_n + c * off_c
+        plane_out = plane * out_h * out_w
+        nan = False
+        for oh0 in range(0, out_h, band):
+            rows = min(band, out_h - oh0)
+            nan |= _w_pairs(flat, at + oh0 * k_h * in_w, rows * k_h * out_w, hv, hb, keyed)
+            if nan:
+                break  # the plane is pooled again below
+            for r in range(rows):
+                oh = oh0 + r
+                ob = plane_out + oh * out_w
+                g0 = r * k_h * out_w
+                row_index = base + oh * k_h * st_h
+                for j in range(out_w):  # the window's first row of pairs
+                    o[np.uint64(ob + j)] = hv[np.uint64(g0 + j)]
+                    if want_idx:
+                        oi[np.uint64(ob + j)] = row_index + (2 * j + hb[np.uint64(g0 + j)]) * st_w
+                for a in range(1, k_h):  # the next rows: a pair wins only if greater (row-major ties)
+                    g0 += out_w
+                    row_index += st_h
+                    for j in range(out_w):
+                        v, m = hv[np.uint64(g0 + j)], o[np.uint64(ob + j)]
+                        take = as_key(v) > as_key(m)
+                        o[np.uint64(ob + j)] = v if take else m
+                        if want_idx:
+                            i_new = row_index + (2 * j + hb[np.uint64(g0 + j)]) * st_w
+                            oi[np.uint64(ob + j)] = i_new if take else oi[np.uint64(ob + j)]
+        for oh in range(out_h):  # pooled again where the order or the start mattered
+            again = nan
+            if seed_lowest and not nan:  # openvino starts at lowest: results not above it
+                for j in range(out_w):
+                    again = again | (not as_key(o[np.uint64(plane_out + oh * out_w + j)]) > kl)
+            if again:
+                row = plane * out_h + oh
+                pool_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row, row + 1, inner_work,
+                                 inner_iwork)
+
+
+def tiles_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
+    """(elements, int64s) of scratch ``pool_tiles`` takes per thread: a band's pairs (hv, hb), and
+    pool_width_inner's own."""
+    k_h, out_w = int(p[32]), out5[4]
+    pairs = max(1, BAND_PAIRS // (k_h * out_w)) * k_h * out_w
+    inner = width_inner_scratch(p, in5, out5)
+    return pairs + inner[0], pairs + inner[1]
