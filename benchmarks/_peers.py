@@ -101,6 +101,11 @@ def onnxruntime_candidates(w: Workload, x_ncx: np.ndarray) -> list[Candidate]:
     options = ort.SessionOptions()
     options.intra_op_num_threads = THREADS
     options.inter_op_num_threads = 1
+    # Its idle workers stop spinning: with spinning on they went on for 50 ms and more after its call
+    # returned and slowed whichever engine ran next (ndpool's 3-D k3s2p1 NCX 1.5 -> 2.7 ms, call after
+    # call, until the spinning stopped); onnxruntime's own calls were about 5% slower without it (1.6-1.7
+    # -> 1.7-1.8 ms on that workload).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     try:
         session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     except Exception as e:  # NOT_IMPLEMENTED for the dtype
