@@ -669,6 +669,27 @@ def test_sliding_on_any_window_and_unit(seed: int, monkeypatch: pytest.MonkeyPat
     assert _launch.pool_sliding in chosen
 
 
+def test_3d_bands_go_only_to_the_outer_first_loop() -> None:
+    """pool_outer_first's band of output rows (its p[35]) is decided only when it runs: 3-D NXC windows
+    large enough for the separable loop keep that loop's block of channels gathered together."""
+    from ndpool._kernels import _launch
+
+    rng = np.random.default_rng(5)
+    for shape, kernel, strides, want in (((1, 24, 24, 20, 16), 7, 1, _launch.pool_separable),
+                                         ((1, 18, 20, 16, 16), 3, 2, _launch.pool_outer_first)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        got = ndpool.max_pool(x, kernel=kernel, strides=strides, pads_begin=kernel // 2, pads_end=kernel // 2)
+        plan = list(_launch._plans.values())[-1]
+        geom = plan.geom
+        block = plan.consts[2][35]
+        assert plan.kernel is want
+        assert block == (_launch._gather_block(geom) if want is _launch.pool_separable
+                         else _launch._outer_first_band(geom))
+        expected = _run("numpy", ndpool.max_pool, x, kernel=kernel, strides=strides, pads_begin=kernel // 2,
+                        pads_end=kernel // 2)
+        assert np.array_equal(_bits(got), _bits(expected))
+
+
 def test_precompile_covers_every_kernel_once() -> None:
     """`python -m ndpool._kernels._precompile` (run at session start) compiles every kernel the launcher
     can choose, each in exactly one group: a kernel left out would compile during the tests instead."""

@@ -495,7 +495,8 @@ def _plan_run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int
     else:
         block = _gather_block(geom) if separable and adjacent else 1
     strides = _flat_view(x5)[2]  # the element strides the kernel will read with
-    outer_first = _outer_first_pays(geom, bounds, strides, index_dtype, adjacent, storage)
+    # (After the separable loops, which take the block for themselves: see the kernel choice below.)
+    outer_first = not separable and _outer_first_pays(geom, bounds, strides, index_dtype, adjacent, storage)
     if outer_first and adjacent:
         block = _outer_first_band(cast(PoolGeometry, geom))
     if math.prod(out_shape) == 0:
