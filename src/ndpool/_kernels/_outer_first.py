@@ -49,13 +49,17 @@ def _greater(v, m, keyed):  # type: ignore[no-untyped-def]
 
 
 @njit(inline="always")
-def _fold3(src, a, b, c, dst, d0, count, first, check, keyed):  # type: ignore[no-untyped-def]
-    """dst[d0 + i] = the greatest of src[a + i], src[b + i], src[c + i] (and dst[d0 + i] unless
-    ``first``), for i < count; with ``check``, whether any src value was NaN. Fewer taps repeat one:
-    a maximum taken again changes nothing. Three runs a pass: a load and store of dst per three taps."""
+def _fold3(src, a, b, c, stride, dst, d0, count, first, check, keyed):  # type: ignore[no-untyped-def]
+    """dst[d0 + i] = the greatest of src[a + i*stride], src[b + i*stride], src[c + i*stride] (and
+    dst[d0 + i] unless ``first``), for i < count; with ``check``, whether any src value was NaN. Fewer
+    taps repeat one: a maximum taken again changes nothing. Three runs a pass: a load and store of dst
+    per three taps. (Callers pass ``stride`` as a literal: 1, or 2 for the NCX w pass, whose loads LLVM
+    then splits into even and odd elements in registers.)"""
     nan = False  # (a boolean: an integer count halved the loop's vector width in _folds)
     for i in range(count):
-        va, vb, vc = src[np.uint64(a + i)], src[np.uint64(b + i)], src[np.uint64(c + i)]
+        va = src[np.uint64(a + i * stride)]
+        vb = src[np.uint64(b + i * stride)]
+        vc = src[np.uint64(c + i * stride)]
         m = _greater(vc, _greater(vb, va, keyed), keyed)
         if not first:
             m = _greater(m, dst[np.uint64(d0 + i)], keyed)
@@ -67,35 +71,18 @@ def _fold3(src, a, b, c, dst, d0, count, first, check, keyed):  # type: ignore[n
 
 
 @njit(inline="always")
-def _fold_taps(src, at, step, t0, t1, dst, d0, count, check, keyed):  # type: ignore[no-untyped-def]
-    """dst[d0 + i] = the greatest of src[at + t*step + i] over taps t in [t0, t1), three a pass."""
+def _fold_taps(src, at, step, t0, t1, dst, d0, count, check, keyed, stride=1):  # type: ignore[no-untyped-def]
+    """dst[d0 + i] = the greatest of src[at + t*step + i*stride] over taps t in [t0, t1), three a pass."""
     nan = False
     for t in range(t0, t1, 3):
         a = at + t * step
         b = a + step if t + 1 < t1 else a
         c = a + 2 * step if t + 2 < t1 else b
         if t == t0:
-            nan |= _fold3(src, a, b, c, dst, d0, count, True, check, keyed)
+            nan |= _fold3(src, a, b, c, stride, dst, d0, count, True, check, keyed)
         else:
-            nan |= _fold3(src, a, b, c, dst, d0, count, False, check, keyed)
+            nan |= _fold3(src, a, b, c, stride, dst, d0, count, False, check, keyed)
     return nan
-
-
-@njit(inline="always")
-def _fold_strided(src, at, step, taps, stride, dst, d0, count, keyed):  # type: ignore[no-untyped-def]
-    """dst[d0 + i] = the greatest of src[at + t*step + i*stride] over taps t < ``taps``, three a pass."""
-    for t in range(0, taps, 3):
-        a = at + t * step
-        b = a + step if t + 1 < taps else a
-        c = a + 2 * step if t + 2 < taps else b
-        for i in range(count):
-            va = src[np.uint64(a + i * stride)]
-            vb = src[np.uint64(b + i * stride)]
-            vc = src[np.uint64(c + i * stride)]
-            m = _greater(vc, _greater(vb, va, keyed), keyed)
-            if t > 0:
-                m = _greater(m, dst[np.uint64(d0 + i)], keyed)
-            dst[np.uint64(d0 + i)] = m
 
 
 @njit(inline="always")
@@ -113,9 +100,8 @@ def _d_pass(flat, at_d, step_d, f_d, e_d, s_buf, rows, xs_row, cols, xs_col, run
 @njit(inline="always")
 def _h_row(s_buf, h0, win, oh, dh, row_len, t_row, t0, keyed):  # type: ignore[no-untyped-def]
     """T: S's rows (``row_len`` elements, S's first being input row h0) of output row oh's h window
-    folded into t_row[t0:]. One
-    row at a time, so T stays in L1 for the w pass (all of T first: 3-D k3s2p1 NXC 1.52 -> 1.35 ms,
-    NCX 4.35 -> 2.41 on one thread with the NCX w pass's margins)."""
+    folded into t_row[t0:]. One row at a time, so T stays in L1 for the w pass (all of T first: 3-D
+    k3s2p1 NXC 1.52 -> 1.35 ms, NCX 4.35 -> 2.41 on one thread with the NCX w pass's margins)."""
     s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
     _fold_taps(s_buf, (s_h - h0) * row_len, dh * row_len, f_h, e_h, t_row, t0, row_len, False, keyed)
 
@@ -130,7 +116,7 @@ def _again(o, at, count):  # type: ignore[no-untyped-def]
 
 
 @njit(inline="always")
-def _band_rows(win, dh, oh0, oh1):  # type: ignore[no-untyped-def]
+def _rows_read(win, dh, oh0, oh1):  # type: ignore[no-untyped-def]
     """The input rows [lo, hi) that output rows [oh0, oh1) read (their windows are never empty)."""
     lo = win[1, 0, oh0] + win[1, 1, oh0] * dh
     hi = win[1, 0, oh1 - 1] + (win[1, 2, oh1 - 1] - 1) * dh + 1
@@ -163,7 +149,7 @@ def pool_outer_first(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
         n, rest = unit // (bands * out_d), unit % (bands * out_d)
         oh0, od = (rest // out_d) * band, rest % out_d
         oh1 = min(oh0 + band, out_h)
-        h0, h1 = _band_rows(win, dh, oh0, oh1)
+        h0, h1 = _rows_read(win, dh, oh0, oh1)
         s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
         at_d = xoff + n * xs_n + s_d * xs_d + h0 * xs_h
         if dense:
@@ -246,9 +232,9 @@ def pool_outer_first_ncx(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
         for oh in range(out_h):
             _h_row(s_buf, 0, win, oh, dh, in_w, t_row, before, keyed)
             if sw == 2:  # a literal stride: LLVM splits even and odd elements in registers
-                _fold_strided(t_row, 0, dw, k_w, 2, o, ub + oh * out_w, out_w, keyed)
+                _fold_taps(t_row, 0, dw, 0, k_w, o, ub + oh * out_w, out_w, False, keyed, 2)
             else:
-                _fold_strided(t_row, 0, dw, k_w, sw, o, ub + oh * out_w, out_w, keyed)
+                _fold_taps(t_row, 0, dw, 0, k_w, o, ub + oh * out_w, out_w, False, keyed, sw)
         if seed_lowest:  # openvino starts at lowest: a floor
             _floor(o, ub, unit_out, lowest)
         if not floats:
