@@ -116,6 +116,14 @@ def _max_pool_case(rng: np.random.Generator, large: bool = False) -> tuple[np.nd
     return _layout(rng, x), attrs
 
 
+def _dtypes_of(kernel: object, dtypes: list | None = None) -> list:  # type: ignore[type-arg]
+    """Those of ``dtypes`` (default: all) that the launcher runs ``kernel`` for (``compiled_for``)."""
+    from ndpool._kernels import _launch
+
+    return [d for d in (DTYPES if dtypes is None else dtypes)
+            if _launch.compiled_for(kernel, _launch._STORAGE.get(np.dtype(d), np.dtype(d)))]
+
+
 def _chosen_kernels(monkeypatch: pytest.MonkeyPatch, signatures: list[tuple[object, np.dtype, np.dtype]] | None = None
                     ) -> list[object]:
     """A list that receives every kernel the launcher compiles or loads from now on (and ``signatures``,
@@ -216,7 +224,7 @@ def test_plane_lanes_on_views_and_adaptive_bins(preset: str, monkeypatch: pytest
 
     chosen = _chosen_kernels(monkeypatch)
     rng = np.random.default_rng(12)
-    for dtype in DTYPES:
+    for dtype in _dtypes_of(_launch.pool_plane_lanes):  # (the others: test_other_types_run_only_their_kernels)
         base = _data(rng, (3, 50, 6, 9), dtype)
         views = {"channel slice": base[:, ::2], "broadcast N": np.broadcast_to(base[:1, :30], (3, 30, 6, 9)),
                  "reversed channels": base[:, ::-1], "contiguous": base}
@@ -258,7 +266,7 @@ def test_adaptive_blocks_on_many_channels_and_wide_rows(seed: int, monkeypatch: 
         if layout == "NCX":
             size[-1] = int(rng.integers(32, 81))
         channels = int(rng.integers(32, 71)) if layout == "NXC" else int(rng.integers(1, 4))
-        x = _data(rng, (int(rng.integers(1, 3)), channels, *size), DTYPES[case % len(DTYPES)])
+        x = _data(rng, (int(rng.integers(1, 3)), channels, *size), DTYPES[case // 2 % len(DTYPES)])  # (every type in either layout)
         if layout == "NXC":
             x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
         if case % 5 == 4:  # strided channels (NXC), reversed rows (NCX)
@@ -281,7 +289,7 @@ def test_separable_nxc_one_channel_at_a_time(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(_launch, "_gather_block", lambda geom: 1)
     rng = np.random.default_rng(5)
     shape, attrs = LOOP_CASES["pool_separable (channel blocks)"]
-    for dtype in (np.float32, np.int8):
+    for dtype in (np.float32, np.float16):
         x = np.ascontiguousarray(np.moveaxis(_data(rng, shape, dtype), 1, -1))
         for preset in PRESETS:
             call = dict(attrs, data_format="NXC", semantics=preset, return_indices=True)
@@ -601,9 +609,8 @@ def test_each_loop_matches_reference(loop: str, preset: str, data: str, monkeypa
         monkeypatch.setattr(_launch, "_sliding_units", lambda geom, adjacent: (3, 5))
     rng = np.random.default_rng(7)
     for layout in layouts:
-        # (sparse NaNs, and the outer-first loops and pool_tiles: f32, f16, bf16, f64)
-        float_only = name.startswith("pool_outer_first") or name == "pool_tiles"
-        for dtype in DTYPES if data == "mixed" and not float_only else DTYPES[:4]:
+        # (sparse NaNs: the float types; only the types the loop runs for: see test_other_types_run_only_their_kernels)
+        for dtype in _dtypes_of(getattr(_launch, name), DTYPES if data == "mixed" else DTYPES[:4]):
             x = _data(rng, shape, dtype) if data == "mixed" else _sparse_nan_data(rng, shape, dtype)
             if layout == "NXC":
                 x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
@@ -692,14 +699,66 @@ def test_3d_bands_go_only_to_the_outer_first_loop() -> None:
 
 def test_precompile_covers_every_kernel_once() -> None:
     """`python -m ndpool._kernels._precompile` (run at session start) compiles every kernel the launcher
-    can choose, each in exactly one group: a kernel left out would compile during the tests instead."""
+    can choose, once, for every element type it runs it for: one left out would compile during the tests."""
     from ndpool._kernels import _launch, _precompile
 
-    grouped = [kernel for group in _precompile.GROUPS for kernel in group]
-    assert len({id(k) for k in grouped}) == len(grouped)
-    assert {id(k) for k in grouped} == {id(k) for k in _launch._SCRATCH}
+    kernels = _precompile.KERNELS
+    assert len({id(k) for k in kernels}) == len(kernels)
+    assert {id(k) for k in kernels} == {id(k) for k in _launch._SCRATCH}
     assert {np.dtype(t) for t in _precompile.STORAGE_TYPES} == {np.dtype(t) for t in (
         np.float32, np.float64, np.int8, np.uint8, np.int32, np.int64, np.int16, np.uint16)}
+    tasks = _precompile.compilations()
+    assert len(set(tasks)) == len(tasks)
+    for k, kernel in enumerate(kernels):
+        for dtype in _precompile.STORAGE_TYPES:
+            want = _launch.compiled_for(kernel, dtype)
+            assert ((k, dtype.str, "<i8") in tasks) == want, (kernel, dtype)
+            native = want and kernel in _launch.NATIVE_I32 and dtype in _launch.NATIVE_I32_STORAGE
+            assert ((k, dtype.str, "<i4") in tasks) == native, (kernel, dtype)
+    # The spec's types take every kernel; the others at least one loop per layout and the adaptive one.
+    assert all(_launch.compiled_for(k, np.dtype(t)) for k in kernels for t in (np.float32, np.int16, np.uint16))
+    for t in (np.float64, np.int8, np.uint8, np.int32, np.int64):
+        assert {k for k in kernels if _launch.compiled_for(k, np.dtype(t))} == _launch.GENERAL_KERNELS
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.uint8, np.int32, np.int64])
+def test_other_types_run_only_their_kernels(dtype) -> None:  # type: ignore[no-untyped-def]
+    """Geometries that send f32 to each specialized loop send f64 and the integer types to a general
+    one (the only ones compiled for them), with the reference's results bit for bit."""
+    from ndpool._kernels import _launch
+
+    rng = np.random.default_rng(7)
+    cases = [  # (shape NCX, layout, attributes): folds, lanes, tiles, blocks, runs, separable, outer-first
+        ((2, 3, 12, 20), "NCX", dict(kernel=3, strides=2, pads_begin=1, pads_end=1)),
+        ((2, 16, 14, 14), "NCX", dict(kernel=2, strides=2)),
+        ((1, 2, 8, 64), "NCX", dict(kernel=2, strides=2)),
+        ((1, 40, 9, 9), "NXC", dict(kernel=3, strides=2, pads_begin=1, pads_end=1)),
+        ((1, 8, 9, 9), "NXC", dict(kernel=3, strides=2, pads_begin=1, pads_end=1)),
+        ((1, 2, 20, 22), "NCX", dict(kernel=9, strides=1, pads_begin=4, pads_end=4, return_indices=True)),
+        ((1, 2, 12, 12, 12), "NCX", dict(kernel=5, strides=1, pads_begin=2, pads_end=2, return_indices=True)),
+        ((1, 4, 9, 10, 11), "NXC", dict(kernel=3, strides=2, pads_begin=1, pads_end=1)),
+        ((1, 3, 9, 10, 11), "NCX", dict(kernel=3, strides=2, pads_begin=1, pads_end=1)),
+    ]
+    chosen = set()
+    for shape, layout, attrs in cases:
+        x = _data(rng, shape, dtype)
+        if layout == "NXC":
+            x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+        for call in (ndpool.max_pool, ndpool.adaptive_max_pool):
+            kwargs = dict(attrs, data_format=layout) if call is ndpool.max_pool else dict(data_format=layout)
+            args = (x,) if call is ndpool.max_pool else (x, [max(1, n // 3) for n in shape[2:]])
+            _launch.forget_plans()
+            got = call(*args, **kwargs)
+            plan = list(_launch._plans.values())[-1]
+            chosen.add(plan.kernel)
+            want = _run("numpy", call, *args, **kwargs)
+            for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+                if g is not None:
+                    assert np.array_equal(_bits(g), _bits(w)), (shape, layout, attrs)
+    if np.dtype(dtype) == np.float32:  # the cases reach every specialized loop
+        assert chosen >= set(_launch._SCRATCH) - _launch.GENERAL_KERNELS, chosen
+    else:
+        assert chosen <= _launch.GENERAL_KERNELS, chosen
 
 
 def test_kernel_caches_are_stamped_with_every_kernel_source(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
@@ -710,7 +769,7 @@ def test_kernel_caches_are_stamped_with_every_kernel_source(tmp_path, monkeypatc
 
     from ndpool._kernels import _jit, _precompile
 
-    cached = [k for group in _precompile.GROUPS for k in group]
+    cached = list(_precompile.KERNELS)
     assert cached and all(k._cache._impl.locator.get_source_stamp() == _jit.kernel_sources_digest() for k in cached)
     # The digest changes with any one file: here a copy of the package with one helper edited.
     copy = tmp_path / "kernels"

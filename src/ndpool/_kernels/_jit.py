@@ -6,6 +6,7 @@ import functools
 import hashlib
 import os
 import types
+from collections.abc import Callable
 from typing import Any
 
 from numba import njit
@@ -52,11 +53,49 @@ class _AllSourcesLocator:
 
 _CACHE_IMPL._locator_classes.insert(0, _AllSourcesLocator)
 
+try:
+    import fcntl
+except ImportError:  # (Windows: no lock; the precompile then compiles in one process)
+    fcntl = None  # type: ignore[assignment]
+
+# Whether two processes may compile the same kernels into the cache at once (the precompile's workers).
+CONCURRENT_SAVES = fcntl is not None
+
+
+class _LockedCacheFile(caching.IndexDataCacheFile):
+    """numba's index and data files of one cached function, each save under an exclusive lock.
+
+    numba's save reads the function's index, numbers a data file for the new entry and writes both:
+    two processes compiling signatures of one function at once (a helper every kernel calls, in the
+    precompile's workers) could number theirs alike, and one's machine code would then be filed under
+    the other's signature. Under the lock each save sees the other's entries.
+    """
+
+    def save(self, key: Any, data: Any) -> None:
+        os.makedirs(self._cache_path, exist_ok=True)
+        with open(self._index_path + ".lock", "ab") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                super().save(key, data)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 # Cached on disk, releasing the GIL (``_launch`` runs them on threads), and without numba's
 # reference counting: with it, every array handed to an inlined helper inside a hot loop cost an
 # atomic incref/decref pair, 60% of the NCX stem's time. So kernels allocate nothing; their
 # scratch comes in as arguments.
-kernel = njit(cache=True, nogil=True, _nrt=False)  # type: ignore[call-overload]
+_cached_njit = njit(cache=True, nogil=True, _nrt=False)  # type: ignore[call-overload]
+
+
+def kernel(func: Callable[..., Any]) -> Any:
+    """``func`` compiled as a kernel (see above), its cache saved under a lock."""
+    dispatcher = _cached_njit(func)
+    cache = getattr(dispatcher, "_cache", None)
+    cache_file = getattr(cache, "_cache_file", None)
+    if CONCURRENT_SAVES and type(cache_file) is caching.IndexDataCacheFile:
+        cache_file.__class__ = _LockedCacheFile
+    return dispatcher
 
 
 @functools.cache

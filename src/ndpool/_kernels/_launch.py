@@ -91,10 +91,23 @@ _OUTER_FIRST_MIN_TAPS = 8
 # 1.34 ms, bands 1.08-1.16 (2**14: 1.21, 2**16: 1.12); the call side by side with onnxruntime 1.9
 # against 1.88 ms before, 1.49-1.70 against 1.56-1.82 after.
 _OUTER_FIRST_BAND = 1 << 15
-# The outer-first loops and pool_tiles run the float types only (f32, f64, and f16/bf16 as their bits):
-# each costs seconds of compilation per element type, and the suite's cold precompile must stay well
-# inside CI's 10 minutes (integers have no NaN or -0: the other loops are as fast for them).
-FLOAT_STORAGE = frozenset({np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int16), np.dtype(np.uint16)})
+# The element types (as stored: f16 and bf16 as their bits) every kernel is compiled for: the spec's
+# f32, f16 and bf16. f64 and the integer types get the general loops only (GENERAL_KERNELS: either
+# layout, every geometry, and the large-window loops pool_sliding and pool_separable_nxc), the other
+# loops' choices falling back to them. Each (kernel, type) costs 2-19 s of cold compilation (pool_separable
+# 17 s a type); with every kernel for all eight types the suite's cold precompile took 9m27 on the
+# two-core development machine on 2026-12-02, and CI's budget for the whole suite is 10 minutes.
+SPEC_STORAGE = frozenset({np.dtype(np.float32), np.dtype(np.int16), np.dtype(np.uint16)})
+EVERY_STORAGE = SPEC_STORAGE | {np.dtype(t) for t in (np.float64, np.int8, np.uint8, np.int32, np.int64)}
+GENERAL_KERNELS = frozenset({pool_planes, pool_width_inner, pool_channels_inner, adaptive_width_inner, pool_sliding,
+                             pool_separable_nxc})
+
+
+def compiled_for(kernel: Any, storage: np.dtype[Any]) -> bool:
+    """Whether ``kernel`` runs (and is precompiled) for element type ``storage``."""
+    return storage in SPEC_STORAGE or (kernel in GENERAL_KERNELS and storage in EVERY_STORAGE)
+
+
 # Below this many output elements a thread hand-off costs more than it saves.
 _MIN_PARALLEL_OUTPUTS = 1 << 14
 # Loops that also write int32 indices themselves, for the float types: narrowing their int64 after the
@@ -103,7 +116,7 @@ _MIN_PARALLEL_OUTPUTS = 1 << 14
 # scratch), pool_sliding writes none; those and the integer types are narrowed after the loop.
 NATIVE_I32 = frozenset({pool_channels_inner, pool_channel_runs, pool_channel_blocks, pool_width_inner, pool_planes,
                         pool_folds, pool_plane_lanes, pool_separable_nxc, adaptive_width_inner, pool_tiles})
-NATIVE_I32_STORAGE = frozenset({np.dtype(np.float32), np.dtype(np.int16), np.dtype(np.uint16)})
+NATIVE_I32_STORAGE = SPEC_STORAGE
 
 # Each kernel's per-thread scratch: (elements, int64s). The kernels are compiled without numba's
 # reference counting (_nrt=False): with it, every array handed to an inlined helper in a hot loop
@@ -129,6 +142,8 @@ def _plan_max_pool(x: np.ndarray, geom: PoolGeometry, preset: sem.Preset, index_
     # Large windows on 1-D and 2-D data without indices: rows through doubling levels (pool_sliding).
     sliding = index_dtype is None and len(geom.in_size) <= 2 and _sliding_pays(x, geom)
     separable = sliding or _separable_pays(x, geom, bounds)
+    if separable and not sliding and not (_channels_adjacent(x, geom) and len(geom.in_size) <= 2):
+        separable = compiled_for(pool_separable, _STORAGE.get(x.dtype, x.dtype))  # (else pool_separable_nxc)
     # Short rows (the stem's 56) cost more in loop setup than in work one at a time: whole planes.
     width_kernel = pool_planes if (geom.out_size[-1] < _SHORT_ROW
                                    and geom.plane_size <= _SEPARABLE_MAX_PLANE) else pool_width_inner
@@ -150,9 +165,9 @@ def _plan_max_pool(x: np.ndarray, geom: PoolGeometry, preset: sem.Preset, index_
 def _tiles_pay(x: np.ndarray, geom: PoolGeometry) -> bool:
     """Whether NCX data goes to pool_tiles: 1-D or 2-D windows of two taps along w that tile each row
     (kernel = stride, no pads or dilation, in_w = 2 * out_w, every h window inside), rows of at least
-    _tiles.MIN_ROW outputs, adjacent in memory with w at unit stride, a float type (see _tiles)."""
+    _tiles.MIN_ROW outputs, adjacent in memory with w at unit stride, one of the spec's types (see _tiles)."""
     storage = _STORAGE.get(x.dtype, x.dtype)
-    if (_channels_adjacent(x, geom) or len(geom.in_size) > 2 or storage not in FLOAT_STORAGE
+    if (_channels_adjacent(x, geom) or len(geom.in_size) > 2 or not compiled_for(pool_tiles, storage)
             or geom.kernel != geom.strides or geom.kernel[-1] != 2 or any(d != 1 for d in geom.dilations)
             or any(geom.pads_begin) or any(geom.pads_end) or geom.out_size[-1] < TILES_MIN_ROW):
         return False
@@ -170,7 +185,8 @@ def _folds_pay(x: np.ndarray, geom: PoolGeometry) -> bool:
     bf16 fold too since pool_folds requests its next plane's lines (stem, two threads: f16 13.7 ->
     11.4 ms, bf16 8.7 -> 6.1; before that they were 1.4x slower folded)."""
     return (not _channels_adjacent(x, geom) and x.strides[-1] == x.itemsize
-            and geom.kernel[-1] == 3 and geom.dilations[-1] == 1 and geom.strides[-1] in (1, 2))
+            and geom.kernel[-1] == 3 and geom.dilations[-1] == 1 and geom.strides[-1] in (1, 2)
+            and compiled_for(pool_folds, _STORAGE.get(x.dtype, x.dtype)))
 
 
 def max_pool_numba(x: np.ndarray, geom: PoolGeometry, preset: sem.Preset,
@@ -247,7 +263,8 @@ def _plane_lanes_pay(x: np.ndarray, geom: _Planes, bounds: Bounds) -> bool:
     """Whether NCX data goes to pool_plane_lanes: planes small enough for a block of 16 in L2, at
     least 16 of them, and no empty window (its index would take a plane's offset there)."""
     return (not _channels_adjacent(x, geom) and geom.batch * geom.channels >= 16
-            and geom.plane_size * 16 <= _LANES_MAX_BLOCK and _no_empty_window(bounds))
+            and geom.plane_size * 16 <= _LANES_MAX_BLOCK and _no_empty_window(bounds)
+            and compiled_for(pool_plane_lanes, _STORAGE.get(x.dtype, x.dtype)))
 
 
 def _even_bins(geom: AdaptiveGeometry) -> PoolGeometry | None:
@@ -532,11 +549,12 @@ def _plan_run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int
         # (Blocks keep indices as int32 offsets within a plane. bf16 without indices ran slower
         # in blocks, side by side on 2 threads: the NXC stem 6.5 -> 7.7 ms, 3-D k3s2 with 32
         # channels 3.1 -> 3.4, 5x5 s2 with 128 channels 1.7 -> 2.4; with indices faster.)
-        blocks = (strides[1] == 1 and geom.channels >= _BLOCKS_MIN_CHANNELS and geom.plane_size < 2**31
+        blocks = (compiled_for(pool_channel_blocks, storage) and strides[1] == 1
+                  and geom.channels >= _BLOCKS_MIN_CHANNELS and geom.plane_size < 2**31
                   and _window_taps(bounds) > _BLOCKS_MIN_TAPS
                   and (index_dtype is not None or x.dtype != ml_dtypes.bfloat16))
-        runs = (isinstance(geom, PoolGeometry) and strides[1] == 1 and geom.channels <= _RUNS_MAX_CHANNELS
-                and not blocks)
+        runs = (compiled_for(pool_channel_runs, storage) and isinstance(geom, PoolGeometry) and strides[1] == 1
+                and geom.channels <= _RUNS_MAX_CHANNELS and not blocks)
         kernel = pool_channel_blocks if blocks else pool_channel_runs if runs else pool_channels_inner
         rows = math.prod(out_shape[:3])
     elif width_kernel is pool_folds:
@@ -560,7 +578,7 @@ def _plan_run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int
 def _outer_first_pays(geom: _Planes, bounds: Bounds, strides: np.ndarray, index_dtype: np.dtype[Any] | None,
                       adjacent: bool, storage: np.dtype[Any]) -> bool:
     """Whether 3-D values go to pool_outer_first (NXC: channels at unit stride) or pool_outer_first_ncx
-    (NCX: w at unit stride, d stride 2 or more): float types, no empty window, more than
+    (NCX: w at unit stride, d stride 2 or more): the spec's types, no empty window, more than
     _OUTER_FIRST_MIN_TAPS taps a window, S (NXC: a band of one output row's input rows, NCX: a
     slice) and a row of T within _OUTER_FIRST_MAX_SCRATCH.
 
@@ -571,7 +589,7 @@ def _outer_first_pays(geom: _Planes, bounds: Bounds, strides: np.ndarray, index_
     against 7.1). Since NXC units are bands of output rows, wider slices than 1 MB pay too (k3s2p1 on
     2x64x32x64x64 2.55 against 3.75 ms for pool_channel_blocks, 2x32x32x128x128 7.8 against 8.3)."""
     if (index_dtype is not None or not isinstance(geom, PoolGeometry) or len(geom.in_size) != 3
-            or storage not in FLOAT_STORAGE):
+            or not compiled_for(pool_outer_first if adjacent else pool_outer_first_ncx, storage)):
         return False
     in_w = geom.in_size[2]
     s_rows = geom.extent[1] if adjacent else geom.in_size[1]
