@@ -70,6 +70,15 @@ def _sparse_nan_data(rng: np.random.Generator, shape: tuple[int, ...], dtype) ->
     return x.astype(dtype)
 
 
+def _signalling(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
+    """f16 data with its NaNs made signalling ones (quiet bit clear), of either sign and a few payloads,
+    and a quiet one now and then."""
+    bits = x.view(np.uint16).copy()
+    nan = np.isnan(x)
+    bits[nan] = rng.choice(np.array([0x7C01, 0x7D55, 0xFC01, 0xFDFF, 0x7E00], np.uint16), int(nan.sum()))
+    return bits.view(np.float16)
+
+
 def _layout(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
     """The same logical array in another memory layout."""
     kind = rng.integers(0, 5)
@@ -266,7 +275,9 @@ def test_adaptive_blocks_on_many_channels_and_wide_rows(seed: int, monkeypatch: 
         if layout == "NCX":
             size[-1] = int(rng.integers(32, 81))
         channels = int(rng.integers(32, 71)) if layout == "NXC" else int(rng.integers(1, 4))
-        x = _data(rng, (int(rng.integers(1, 3)), channels, *size), DTYPES[case // 2 % len(DTYPES)])  # (every type in either layout)
+        # (every type in either layout; on NXC data mostly the spec's, the types pool_channel_blocks runs)
+        dtype = DTYPES[case // 4 % 3] if case % 4 != 3 else DTYPES[case // 2 % len(DTYPES)]
+        x = _data(rng, (int(rng.integers(1, 3)), channels, *size), dtype)
         if layout == "NXC":
             x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
         if case % 5 == 4:  # strided channels (NXC), reversed rows (NCX)
@@ -279,6 +290,13 @@ def test_adaptive_blocks_on_many_channels_and_wide_rows(seed: int, monkeypatch: 
         for e, g in zip(expected, got, strict=True):
             assert np.array_equal(_bits(e), _bits(g)), (
                 f"seed {seed} case {case}: {x.dtype} {x.shape} strides {x.strides} {out} {attrs}")
+    # (and one case each that surely takes the two loops: the random ones above reach them on most seeds)
+    for x, out in ((np.ascontiguousarray(np.moveaxis(_data(rng, (1, 40, 6, 7), np.float32), 1, -1)), (2, 3)),
+                   (_data(rng, (1, 2, 5, 70), np.float16), (2, 9))):
+        layout = "NXC" if x.shape[-1] == 40 else "NCX"
+        for e, g in zip(_run("numpy", ndpool.adaptive_max_pool, x, out, data_format=layout),
+                        _run("numba", ndpool.adaptive_max_pool, x, out, data_format=layout), strict=True):
+            assert np.array_equal(_bits(e), _bits(g)), (x.shape, out)
     assert _launch.pool_channel_blocks in chosen and _launch.adaptive_width_inner in chosen, chosen
 
 
@@ -576,10 +594,11 @@ LOOP_CASES = {
 
 @pytest.mark.parametrize("loop", sorted(LOOP_CASES))
 @pytest.mark.parametrize("preset", PRESETS)
-@pytest.mark.parametrize("data", ["mixed", "sparse NaN"])
+@pytest.mark.parametrize("data", ["mixed", "sparse NaN", "f16 signalling NaN"])
 def test_each_loop_matches_reference(loop: str, preset: str, data: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The loop is really chosen (checked), and exact on every dtype, in both layouts where it runs;
-    on sparse NaNs, on every float type."""
+    on sparse NaNs, on every float type; on f16 with signalling NaNs of either sign (the f16 keys quiet
+    them, the outputs must keep their bits)."""
     from ndpool._kernels import _launch
 
     signatures: list[tuple[object, np.dtype, np.dtype]] = []
@@ -610,8 +629,11 @@ def test_each_loop_matches_reference(loop: str, preset: str, data: str, monkeypa
     rng = np.random.default_rng(7)
     for layout in layouts:
         # (sparse NaNs: the float types; only the types the loop runs for: see test_other_types_run_only_their_kernels)
-        for dtype in _dtypes_of(getattr(_launch, name), DTYPES if data == "mixed" else DTYPES[:4]):
-            x = _data(rng, shape, dtype) if data == "mixed" else _sparse_nan_data(rng, shape, dtype)
+        types = {"mixed": DTYPES, "sparse NaN": DTYPES[:4], "f16 signalling NaN": [np.float16]}[data]
+        for dtype in _dtypes_of(getattr(_launch, name), types):
+            x = _sparse_nan_data(rng, shape, dtype) if data == "sparse NaN" else _data(rng, shape, dtype)
+            if data == "f16 signalling NaN":
+                x = _signalling(rng, x)
             if layout == "NXC":
                 x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
             if name == "pool_channels_inner":  # every second channel of a copy: channels at stride 2
@@ -641,7 +663,8 @@ def test_each_loop_matches_reference(loop: str, preset: str, data: str, monkeypa
     # The loops that write int32 indices themselves did so, for f32, f16 and bf16 (their storage types).
     native = {dtype for kernel, dtype, index in signatures if index == np.int32}
     if getattr(_launch, name) in _launch.NATIVE_I32:
-        assert native == set(_launch.NATIVE_I32_STORAGE), (loop, native)
+        ran = {_launch._STORAGE.get(np.dtype(d), np.dtype(d)) for d in types}
+        assert native == set(_launch.NATIVE_I32_STORAGE) & ran, (loop, native)
     else:
         assert not native, (loop, native)
 

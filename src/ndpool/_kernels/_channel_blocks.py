@@ -23,7 +23,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ._jit import kernel
-from ._keys import as_key, is_keyed, nan_free
+from ._keys import as_key, bits_of_key, is_keyed, nan_free
 from ._loops import _index_params, _row_windows, _rules, _seed_at
 from ._prefetch import LINE, prefetch_read
 
@@ -128,6 +128,15 @@ def _fold_by_rule(flat, x_c, window, steps, mk, mv, mr, want_idx, keyed, nan_tak
 
 
 @njit(inline="always")
+def _any_nan(mk):  # type: ignore[no-untyped-def]
+    """Whether any of the LANES keys is NaN."""
+    nan = False
+    for i in range(LANES):
+        nan = nan | (mk[i] != mk[i])
+    return nan
+
+
+@njit(inline="always")
 def _seed_block(flat, a, mk, mv, mr, lowest, seed_lowest, lowest_rel):  # type: ignore[no-untyped-def]
     """Seed the LANES maxima with the first tap flat[a + i] (relative index 0). openvino starts at
     ``lowest`` (relative index ``lowest_rel``: the plane's first): the first tap folded onto it, so
@@ -186,25 +195,32 @@ def pool_channel_blocks(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
             steps = (xs_d, xs_h, xs_w, dd, dh, dw, st_d, st_h, st_w, g0)
             for c0 in range(0, n_chan, LANES):
                 c = min(c0, n_chan - LANES)  # the last block overlaps the one before
-                _seed_block(flat, first + c, mk, mv, mr, lowest, seed_lowest, np.int32(-g0))
-                if want_idx:  # a constant in each loop: without indices, no index lanes
-                    _fold_by_rule(flat, x_n + c, window, steps, mk, mv, mr, True, keyed, nan_takes, hold)
-                else:
-                    _fold_by_rule(flat, x_n + c, window, steps, mk, mv, mr, False, keyed, nan_takes, hold)
-                if first_valid:  # openvino's AdaptiveMaxPool: a NaN first tap is the result
-                    for i in range(LANES):
-                        v = flat[np.uint64(first + c + i)]
-                        kv = as_key(v)
-                        nan = kv != kv
-                        mk[i] = kv if nan else mk[i]
-                        mv[i] = v if nan else mv[i]
-                        mr[i] = np.int32(0) if nan else mr[i]
-                if keyed:
+                carry = keyed and want_idx  # the bits beside their keys
+                for _ in range(2):
+                    _seed_block(flat, first + c, mk, mv, mr, lowest, seed_lowest, np.int32(-g0))
+                    if want_idx:  # a constant in each loop: without indices, no index lanes
+                        _fold_by_rule(flat, x_n + c, window, steps, mk, mv, mr, True, keyed, nan_takes, hold)
+                    elif carry:
+                        _fold_by_rule(flat, x_n + c, window, steps, mk, mv, mr, False, True, nan_takes, hold)
+                    else:  # only the keys, written back as bits below (no 16-bit lanes beside them)
+                        _fold_by_rule(flat, x_n + c, window, steps, mk, mv, mr, False, False, nan_takes, hold)
+                    if first_valid:  # openvino's AdaptiveMaxPool: a NaN first tap is the result
+                        for i in range(LANES):
+                            v = flat[np.uint64(first + c + i)]
+                            kv = as_key(v)
+                            nan = kv != kv
+                            mk[i] = kv if nan else mk[i]
+                            mv[i] = v if nan else mv[i]
+                            mr[i] = np.int32(0) if nan else mr[i]
+                    if carry or not keyed or not _any_nan(mk):
+                        break
+                    carry = True  # an f16 key quiets a signalling NaN: the block again, with its bits
+                if carry:
                     for i in range(LANES):
                         o[np.uint64(ob + c + i)] = mv[i]
-                else:
+                else:  # every other key stands for its bits exactly (bits_of_key)
                     for i in range(LANES):
-                        o[np.uint64(ob + c + i)] = mk[i]
+                        o[np.uint64(ob + c + i)] = bits_of_key(mk[i], lowest)
                 if want_idx:
                     g = base + g0 + c * off_c
                     for i in range(LANES):
