@@ -784,6 +784,29 @@ def test_other_types_run_only_their_kernels(dtype) -> None:  # type: ignore[no-u
         assert chosen <= _launch.GENERAL_KERNELS, chosen
 
 
+def test_the_precompile_lost_no_cache_entry() -> None:
+    """The session's precompile ran its compilations on one worker per core, saving helpers that several
+    kernels call from several processes at once: a new process finds every one of them in the cache
+    (an entry lost to a race would compile here)."""
+    import subprocess
+    import sys
+
+    script = """
+import numba.core.compiler as compiler
+from ndpool._kernels import _precompile
+compiled = []
+real = compiler.compile_extra
+compiler.compile_extra = lambda *a, **k: compiled.append(getattr(a[2], "__name__", "?")) or real(*a, **k)
+tasks = _precompile.compilations()
+for task in tasks:
+    _precompile.compile_one(task)
+print(len(tasks), sorted(set(compiled)))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=600)
+    count, names = done.stdout.split(" ", 1)
+    assert int(count) > 100 and names.strip() == "[]", done.stdout
+
+
 def test_kernel_caches_are_stamped_with_every_kernel_source(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     """A kernel's cached machine code includes the helpers it calls from other files, so its cache
     stamp covers every source of the kernels package: editing any of them (or pulling a new version
