@@ -98,14 +98,13 @@ _OUTER_FIRST_BAND = 1 << 15
 # 17 s a type); with every kernel for all eight types the suite's cold precompile took 9m27 on the
 # two-core development machine on 2026-12-02, and CI's budget for the whole suite is 10 minutes.
 SPEC_STORAGE = frozenset({np.dtype(np.float32), np.dtype(np.int16), np.dtype(np.uint16)})
-EVERY_STORAGE = SPEC_STORAGE | {np.dtype(t) for t in (np.float64, np.int8, np.uint8, np.int32, np.int64)}
 GENERAL_KERNELS = frozenset({pool_planes, pool_width_inner, pool_channels_inner, adaptive_width_inner, pool_sliding,
                              pool_separable_nxc})
 
 
-def compiled_for(kernel: Any, storage: np.dtype[Any]) -> bool:
-    """Whether ``kernel`` runs (and is precompiled) for element type ``storage``."""
-    return storage in SPEC_STORAGE or (kernel in GENERAL_KERNELS and storage in EVERY_STORAGE)
+def compiled_for(kernel: Any, dtype: np.dtype[Any]) -> bool:
+    """Whether ``kernel`` runs (and is precompiled) for elements of ``dtype`` (or of its storage type)."""
+    return _STORAGE.get(dtype, dtype) in SPEC_STORAGE or kernel in GENERAL_KERNELS
 
 
 # Below this many output elements a thread hand-off costs more than it saves.
@@ -141,9 +140,8 @@ def _plan_max_pool(x: np.ndarray, geom: PoolGeometry, preset: sem.Preset, index_
     interior = geom.interior(len(geom.in_size) - 1)
     # Large windows on 1-D and 2-D data without indices: rows through doubling levels (pool_sliding).
     sliding = index_dtype is None and len(geom.in_size) <= 2 and _sliding_pays(x, geom)
-    separable = sliding or _separable_pays(x, geom, bounds)
-    if separable and not sliding and not (_channels_adjacent(x, geom) and len(geom.in_size) <= 2):
-        separable = compiled_for(pool_separable, _STORAGE.get(x.dtype, x.dtype))  # (else pool_separable_nxc)
+    separable = (sliding or _separable_pays(x, geom, bounds)) and compiled_for(_separable_loop(x, geom, sliding),
+                                                                                 x.dtype)
     # Short rows (the stem's 56) cost more in loop setup than in work one at a time: whole planes.
     width_kernel = pool_planes if (geom.out_size[-1] < _SHORT_ROW
                                    and geom.plane_size <= _SEPARABLE_MAX_PLANE) else pool_width_inner
@@ -162,12 +160,19 @@ def _plan_max_pool(x: np.ndarray, geom: PoolGeometry, preset: sem.Preset, index_
                      index_axis, separable, width_kernel)
 
 
+def _separable_loop(x: np.ndarray, geom: _Planes, sliding: bool) -> Any:
+    """The loop that windows pooled separably take: pool_sliding (large windows without indices),
+    pool_separable_nxc (1-D and 2-D NXC data, the channels as lanes) or pool_separable."""
+    if sliding:
+        return pool_sliding
+    return pool_separable_nxc if _channels_adjacent(x, geom) and len(geom.in_size) <= 2 else pool_separable
+
+
 def _tiles_pay(x: np.ndarray, geom: PoolGeometry) -> bool:
     """Whether NCX data goes to pool_tiles: 1-D or 2-D windows of two taps along w that tile each row
     (kernel = stride, no pads or dilation, in_w = 2 * out_w, every h window inside), rows of at least
     _tiles.MIN_ROW outputs, adjacent in memory with w at unit stride, one of the spec's types (see _tiles)."""
-    storage = _STORAGE.get(x.dtype, x.dtype)
-    if (_channels_adjacent(x, geom) or len(geom.in_size) > 2 or not compiled_for(pool_tiles, storage)
+    if (_channels_adjacent(x, geom) or len(geom.in_size) > 2 or not compiled_for(pool_tiles, x.dtype)
             or geom.kernel != geom.strides or geom.kernel[-1] != 2 or any(d != 1 for d in geom.dilations)
             or any(geom.pads_begin) or any(geom.pads_end) or geom.out_size[-1] < TILES_MIN_ROW):
         return False
@@ -186,7 +191,7 @@ def _folds_pay(x: np.ndarray, geom: PoolGeometry) -> bool:
     11.4 ms, bf16 8.7 -> 6.1; before that they were 1.4x slower folded)."""
     return (not _channels_adjacent(x, geom) and x.strides[-1] == x.itemsize
             and geom.kernel[-1] == 3 and geom.dilations[-1] == 1 and geom.strides[-1] in (1, 2)
-            and compiled_for(pool_folds, _STORAGE.get(x.dtype, x.dtype)))
+            and compiled_for(pool_folds, x.dtype))
 
 
 def max_pool_numba(x: np.ndarray, geom: PoolGeometry, preset: sem.Preset,
@@ -264,7 +269,7 @@ def _plane_lanes_pay(x: np.ndarray, geom: _Planes, bounds: Bounds) -> bool:
     least 16 of them, and no empty window (its index would take a plane's offset there)."""
     return (not _channels_adjacent(x, geom) and geom.batch * geom.channels >= 16
             and geom.plane_size * 16 <= _LANES_MAX_BLOCK and _no_empty_window(bounds)
-            and compiled_for(pool_plane_lanes, _STORAGE.get(x.dtype, x.dtype)))
+            and compiled_for(pool_plane_lanes, x.dtype))
 
 
 def _even_bins(geom: AdaptiveGeometry) -> PoolGeometry | None:
@@ -503,7 +508,7 @@ def _plan_run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int
     # indices, on NXC data: 1-D and 2-D by bands of output rows with channels as lanes; 3-D gathers
     # this many channels' planes at a time (see pool_separable).
     sliding = separable and width_kernel is pool_sliding
-    nxc_bands = separable and adjacent and len(geom.in_size) <= 2 and not sliding
+    nxc_bands = separable and _separable_loop(x, geom, sliding) is pool_separable_nxc
     strip = 0
     if sliding:
         block, strip = _sliding_units(cast(PoolGeometry, geom), adjacent)  # (separable: MaxPool only)

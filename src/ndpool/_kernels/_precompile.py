@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import sys
 
 import numpy as np
 
@@ -79,4 +78,3 @@ def compile_all() -> None:
 
 if __name__ == "__main__":
     compile_all()
-    sys.exit(0)
