@@ -579,10 +579,11 @@ LOOP_CASES = {
                                                                 dilations=(1, 1, 2))),
     "pool_outer_first_ncx (sliced rows)": ((1, 2, 4, 5, 9), dict(kernel=(2, 3, 3), strides=(2, 1, 2),
                                                                  pads_begin=(0, 1, 1), pads_end=(1, 1, 1))),
-    # NCX pairs along w, rows of 32 outputs or more: two bands of output rows (the last of two rows) and
-    # an input row past the last window; three rows of pairs a window; 1-D; planes not adjacent (every
-    # second channel of a copy, made below).
+    # NCX pairs along w: two bands of output rows (the last of two rows) and an input row past the last
+    # window; three rows of pairs a window; 1-D; planes not adjacent (every second channel of a copy,
+    # made below); the shortest rows it takes (AdaptiveMaxPool's 2x2 bins on small planes).
     "pool_tiles": ((1, 2, 121, 70), dict(kernel=2, strides=2)),
+    "pool_tiles (short rows)": ((2, 5, 15, 10), dict(kernel=2, strides=2)),
     "pool_tiles (3 rows)": ((2, 3, 9, 64), dict(kernel=(3, 2), strides=(3, 2))),
     "pool_tiles (1-D)": ((2, 3, 128), dict(kernel=2, strides=2)),
     "pool_tiles (sliced channels)": ((1, 3, 4, 66), dict(kernel=2, strides=2)),

@@ -5,14 +5,25 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import platform
 import types
 from collections.abc import Callable
 from typing import Any
 
+import llvmlite.binding as llvm
 from numba import njit
 from numba.core import caching
 
 _KERNELS_DIR = os.path.dirname(os.path.abspath(__file__))
+
+# LLVM's x86 pass that turns conditional moves inside loops back into branches guesses the branches
+# predictable; a running maximum's "does this tap win" on real data is not, and every scalar loop that
+# carries an index beside its value paid a mispredicted branch per tap or two (14x14 -> 7x7 k2s2 NCX
+# with i64 indices, one thread: 3.8 ms with branches, 1.5 ms with cmov). The option changes only
+# which instructions LLVM picks, never a result; it is process-wide, for what numba compiles after
+# ndpool's import. (x86 only: elsewhere the option does not exist, and LLVM exits on an unknown one.)
+if platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86"):
+    llvm.set_option("ndpool", "-x86-cmov-converter=false")
 # numba's cache implementation base (``_CacheImpl`` before numba 0.61).
 _CACHE_IMPL: Any = getattr(caching, "CacheImpl", None) or caching._CacheImpl
 

@@ -1,5 +1,5 @@
 """NCX MaxPool on pairs along w: kernel = stride, 2 along w, no pads or dilation, the pairs of a
-row cover it (k2s2 on even widths), and rows of at least MIN_ROW outputs.
+row cover it (k2s2 on even widths, AdaptiveMaxPool's 2x2 bins), and rows of at least MIN_ROW outputs.
 
 Then the rows of a plane follow each other in memory and so do the pairs of every row: tap b of
 pair t of any row is at ``2*t + b`` from the plane's first row, one run over a whole band of rows.
@@ -7,8 +7,8 @@ Two passes per band of output rows, each vectorized:
 
 - w pass: each pair folded into its maximum and the pair's winning tap (hv, hb), over the band's
   rows in one run (loads at the literal stride 2, which LLVM splits into even and odd elements);
-- h pass: the k_h rows of pairs of each output row folded in row order into it, along the row,
-  the index rebuilt from the row, the pair and the tap.
+- h pass: the k_h rows of pairs of each output row folded in row order, an output at a time in
+  registers, written once, the index rebuilt from the row, the pair and the tap.
 
 Folding each row's pairs first and then the rows keeps the first-maximum rule exactly (ties keep
 the earlier row, then the earlier pair: row-major order), +0/-0 included, as long as no NaN is
@@ -18,8 +18,12 @@ preset with a result not above ``lowest``. Both are rare outside of tests.
 
 Side by side on two threads against pool_planes: k2s2 on 1x256x256x256 3.59 -> 2.73 ms, with i64
 indices 10.5 -> 9.4; 32x64x112x112 with i64 indices 15.9 -> 14.5. (Wider windows took their w taps
-one by one, scalar: k4s4 three times pool_planes' time. Short rows paid the h pass's setup per
-row: 14x14 -> 7x7 twice pool_plane_lanes' time.)
+one by one, scalar: k4s4 three times pool_planes' time.) Short rows are scalar loops, whose index
+selects must stay conditional moves (see _jit: LLVM made them branches, mispredicted on every other
+tap): then k2s2 on one thread, i64 indices / values, against the loops before: 32x512x14x14 3.0 /
+1.6 ms against 5.3 / 3.6 (pool_plane_lanes), 16x64x28x28 0.54 / 0.26 against 0.93 / 0.63, 8x64x56x56
+0.60 / 0.35 against 1.66 / 1.00 (pool_planes), 32x512x10x10 3.2 / 2.0 against 3.6 / 2.4; on rows of
+four outputs and fewer the per-plane setup lost (32x512x8x8 2.1 / 1.7 against 1.6 / 1.4).
 """
 
 from __future__ import annotations
@@ -34,8 +38,8 @@ from ._width_inner import pool_width_inner, width_inner_scratch
 
 # hv and hb elements a band holds at most: its output rows' pairs (in L1 with their input lines).
 BAND_PAIRS = 1 << 12
-# Outputs a row at least (the launcher's condition).
-MIN_ROW = 32
+# Outputs a row at least (the launcher's condition; measured above).
+MIN_ROW = 5
 
 
 @njit(inline="always")
@@ -51,6 +55,39 @@ def _w_pairs(flat, at, count, hv, hb, keyed):  # type: ignore[no-untyped-def]
         hv[np.uint64(t)] = b if take else a
         hb[np.uint64(t)] = 1 if take else 0
     return nan
+
+
+@njit(inline="always")
+def _h_row(hv, hb, g0, k_h, out_w, o, oi, ob, row_index, st_h, st_w, want_idx):  # type: ignore[no-untyped-def]
+    """Output row ``ob`` from the k_h rows of pairs at hv[g0:], folded in row order (a pair wins only
+    if greater: row-major ties), each output kept in registers and written once; its index rebuilt
+    from the winning row, pair and tap. (Written row by row, with a read-modify-write per later row
+    and the index test inside, 14x14 -> 7x7 with i64 indices took 6.8 ms on one thread.)"""
+    if want_idx:
+        for j in range(out_w):
+            g = g0 + j
+            m, code = hv[np.uint64(g)], hb[np.uint64(g)]  # code: row * 2 + tap
+            km = as_key(m)
+            for a in range(1, k_h):
+                g += out_w
+                v, b = hv[np.uint64(g)], hb[np.uint64(g)]  # (both loaded: a conditional load is a branch)
+                kv = as_key(v)
+                take = kv > km
+                m, km = (v, kv) if take else (m, km)
+                code = a * 2 + b if take else code
+            o[np.uint64(ob + j)] = m
+            oi[np.uint64(ob + j)] = row_index + (code >> 1) * st_h + (2 * j + (code & 1)) * st_w
+    else:
+        for j in range(out_w):
+            g = g0 + j
+            m = hv[np.uint64(g)]
+            km = as_key(m)
+            for a in range(1, k_h):
+                g += out_w
+                v = hv[np.uint64(g)]
+                kv = as_key(v)
+                m, km = (v, kv) if kv > km else (m, km)
+            o[np.uint64(ob + j)] = m
 
 
 @kernel
@@ -81,23 +118,11 @@ def pool_tiles(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
                 break  # the plane is pooled again below
             for r in range(rows):
                 oh = oh0 + r
-                ob = plane_out + oh * out_w
-                g0 = r * k_h * out_w
-                row_index = base + oh * k_h * st_h
-                for j in range(out_w):  # the window's first row of pairs
-                    o[np.uint64(ob + j)] = hv[np.uint64(g0 + j)]
-                    if want_idx:
-                        oi[np.uint64(ob + j)] = row_index + (2 * j + hb[np.uint64(g0 + j)]) * st_w
-                for a in range(1, k_h):  # the next rows: a pair wins only if greater (row-major ties)
-                    g0 += out_w
-                    row_index += st_h
-                    for j in range(out_w):
-                        v, m = hv[np.uint64(g0 + j)], o[np.uint64(ob + j)]
-                        take = as_key(v) > as_key(m)
-                        o[np.uint64(ob + j)] = v if take else m
-                        if want_idx:
-                            i_new = row_index + (2 * j + hb[np.uint64(g0 + j)]) * st_w
-                            oi[np.uint64(ob + j)] = i_new if take else oi[np.uint64(ob + j)]
+                g0, ob, row_index = r * k_h * out_w, plane_out + oh * out_w, base + oh * k_h * st_h
+                if k_h == 2:  # (a constant: no loop over the rows of pairs, so the one over j vectorizes)
+                    _h_row(hv, hb, g0, 2, out_w, o, oi, ob, row_index, st_h, st_w, want_idx)
+                else:
+                    _h_row(hv, hb, g0, k_h, out_w, o, oi, ob, row_index, st_h, st_w, want_idx)
         for oh in range(out_h):  # pooled again where the order or the start mattered
             again = nan
             if seed_lowest and not nan:  # openvino starts at lowest: results not above it
