@@ -51,10 +51,10 @@ def _row_wins(kv, km, nan_top, hold, nan_bottom):  # type: ignore[no-untyped-def
 def _fold_row(src, col, col_idx, fb, st_w, nan_top, hold, nan_bottom):  # type: ignore[no-untyped-def]
     """Fold one input row into the running column maxima (a later row wins only when better)."""
     for w in range(col.shape[0]):
-        v, m = src[w], col[w]
+        v, m, mi = src[w], col[w], col_idx[w]  # (mi loaded either way: a conditional load is a branch)
         take = _row_wins(as_key(v), as_key(m), nan_top, hold, nan_bottom)
         col[w] = v if take else m
-        col_idx[w] = fb + w * st_w if take else col_idx[w]
+        col_idx[w] = fb + w * st_w if take else mi
 
 
 @njit(inline="always")

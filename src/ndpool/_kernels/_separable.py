@@ -78,9 +78,10 @@ def _combine_rule(val, idx, a, gap, step, out, outi, o, count, want_idx, nan_tak
         for i in range(count):
             x, y, k = np.uint64(a + i * step), np.uint64(a + i * step + gap), np.uint64(o + i)
             e, later = val[x], val[y]
+            ie, ilater = idx[x], idx[y]  # (both loaded: a conditional load is a branch, mispredicted)
             take = _later_wins(as_key(later), as_key(e), nan_takes, hold, nan_bottom)
             out[k] = later if take else e
-            outi[k] = idx[y] if take else idx[x]
+            outi[k] = ilater if take else ie
     else:
         for i in range(count):
             x, y = np.uint64(a + i * step), np.uint64(a + i * step + gap)
