@@ -42,7 +42,10 @@ def _lanes_like(typingctx, value):  # type: ignore[no-untyped-def]
 
 
 # Windows of at least this many taps request the next window's lines first (see pool_channel_blocks).
-PREFETCH_TAPS = 64
+# From 64 to 32 for AdaptiveMaxPool 8x64x100x100 -> 13x17 NXC (bins of 48-63 taps), i64 indices, three
+# runs each way, alternated: two threads 1.02-1.59 -> 0.87-0.93 ms, one thread 1.73-1.97 -> 1.37-1.79.
+# (3-D k3s2, 27 taps, was slower requesting: see below.)
+PREFETCH_TAPS = 32
 
 
 @njit(inline="always")
