@@ -24,6 +24,7 @@ _KERNELS_DIR = os.path.dirname(os.path.abspath(__file__))
 # ndpool's import. (x86 only: elsewhere the option does not exist, and LLVM exits on an unknown one.)
 if platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86"):
     llvm.set_option("ndpool", "-x86-cmov-converter=false")
+
 # numba's cache implementation base (``_CacheImpl`` before numba 0.61).
 _CACHE_IMPL: Any = getattr(caching, "CacheImpl", None) or caching._CacheImpl
 
