@@ -13,6 +13,7 @@ default backend for every dtype, preset and layout, and one test runs on a two-p
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 
@@ -236,9 +237,12 @@ def test_local_cluster_two_processes(numpy_backend: None) -> None:
              "return_indices": True, "semantics": "onnx"}
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
+        # (The client's scheduler_info() is a snapshot that can predate the workers: on a loaded
+        # machine it once listed none. Wait for both, then ask them for their process ids.)
+        client.wait_for_workers(2, timeout=120)
         v, i = ndpool.max_pool(dx, **attrs)
         av, ai = ndpool.adaptive_max_pool(dx, [11, 6])
         got = client.compute([v, i, av, ai], sync=True)
-        workers = {w["id"] for w in client.scheduler_info()["workers"].values()}
-    assert len(workers) == 2
+        pids = set(client.run(os.getpid).values())
+    assert len(pids) == 2 and os.getpid() not in pids
     _same(tuple(got), (*ndpool.max_pool(x, **attrs), *ndpool.adaptive_max_pool(x, [11, 6])))
