@@ -18,8 +18,8 @@ _KERNELS_DIR = os.path.dirname(os.path.abspath(__file__))
 
 # LLVM's x86 pass that turns conditional moves inside loops back into branches guesses the branches
 # predictable; a running maximum's "does this tap win" on real data is not, and every scalar loop that
-# carries an index beside its value paid a mispredicted branch per tap or two (14x14 -> 7x7 k2s2 NCX
-# with i64 indices, one thread: 3.8 ms with branches, 1.5 ms with cmov). The option changes only
+# carries an index beside its value paid a mispredicted branch per tap or two (pool_tiles, k2s2 on
+# 32x512x14x14 NCX with i64 indices, one thread: 6.8 ms with branches, 3.0 ms with cmov). The option changes only
 # which instructions LLVM picks, never a result; it is process-wide, for what numba compiles after
 # ndpool's import. (x86 only: elsewhere the option does not exist, and LLVM exits on an unknown one.)
 if platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86"):

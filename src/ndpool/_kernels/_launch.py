@@ -70,7 +70,8 @@ _EVEN_BINS_MAX_TAPS = 16
 # on any, with 16 planes within _LANES_MAX_BLOCK elements: pool_plane_lanes (planes as lanes). Measured
 # side by side on 7x7 to 28x28 planes (k3 s1, k3 s2, k2 s2; 2 threads): 0.14-0.92x the time of
 # pool_folds/pool_planes, except k3 s1 from 20x20 (1.6-2.1x). (A block then holds at least 32 planes:
-# up to twice _LANES_MAX_BLOCK elements.)
+# up to twice _LANES_MAX_BLOCK elements.) k2s2 on rows of _tiles.MIN_ROW outputs or more takes
+# pool_tiles first (measured there).
 _LANES_MAX_WIDTH = 31
 _LANES_MAX_WIDTH_S1 = 16
 _LANES_MAX_BLOCK = 1 << 18
