@@ -29,12 +29,18 @@ if platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86"):
 _CACHE_IMPL: Any = getattr(caching, "CacheImpl", None) or caching._CacheImpl
 
 
+# Files of the package that numba never compiles (the launcher's Python): editing them leaves every
+# kernel's machine code as it was, so they are not in the caches' stamp (a test checks that they
+# define no compiled function).
+PYTHON_ONLY = frozenset({"__init__.py", "_launch.py", "_outputs.py", "_precompile.py"})
+
+
 @functools.cache
 def kernel_sources_digest() -> bytes:
-    """A hash of every source file of the kernels package."""
+    """A hash of every source file of the kernels package that numba compiles."""
     digest = hashlib.sha256()
     for name in sorted(os.listdir(_KERNELS_DIR)):
-        if name.endswith(".py"):
+        if name.endswith(".py") and name not in PYTHON_ONLY:
             with open(os.path.join(_KERNELS_DIR, name), "rb") as f:
                 digest.update(name.encode() + b"\0" + f.read() + b"\0")
     return digest.digest()

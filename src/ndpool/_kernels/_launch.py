@@ -31,6 +31,7 @@ from ._channel_runs import channel_runs_scratch, pool_channel_runs
 from ._folds import folds_scratch, pool_folds
 from ._jit import pure
 from ._loops import channels_inner_scratch, pool_channels_inner
+from ._outputs import empty as _empty
 from ._outer_first import outer_first_ncx_scratch, outer_first_scratch, pool_outer_first, pool_outer_first_ncx
 from ._plane_lanes import plane_lanes_blocks, plane_lanes_scratch, pool_plane_lanes
 from ._planes import planes_fit, planes_scratch, pool_planes
@@ -313,7 +314,7 @@ def _launch(entry: Any, args: tuple[Any, ...], rows: int, outputs: int, scratch:
     """Run ``entry`` over output rows, split evenly over numba's thread count (NUMBA_NUM_THREADS),
     each job with its own scratch."""
     def job(lo: int, hi: int) -> None:
-        entry(*args, lo, hi, np.empty(max(scratch[0], 1), dtype), np.empty(max(scratch[1], 1), np.int64))
+        entry(*args, lo, hi, _empty(max(scratch[0], 1), dtype), _empty(max(scratch[1], 1), np.int64))
 
     threads = min(numba.get_num_threads(), rows)
     if threads <= 1 or outputs < _MIN_PARALLEL_OUTPUTS:
@@ -478,8 +479,8 @@ def _table_levels(bounds: Bounds) -> tuple[int, ...]:
 def _execute(plan: _Plan, x: np.ndarray) -> Result:
     """Allocate the outputs and run the plan's kernel on ``x`` (read in place)."""
     storage = plan.storage
-    out5 = np.empty(plan.out_shape, storage)
-    idx5 = np.empty(plan.out_shape, plan.index_storage) if plan.index_dtype is not None else _NO_INDICES
+    out5 = _empty(plan.out_shape, storage)  # (large ones in memory kept from earlier calls: see _outputs)
+    idx5 = _empty(plan.out_shape, plan.index_storage) if plan.index_dtype is not None else _NO_INDICES
     if plan.kernel is not None:
         flat, offset, strides = _flat_view(_as_5d(x.view(storage) if storage != x.dtype else x))
         entry = _compiled(plan.kernel, storage, idx5.dtype)
