@@ -300,6 +300,34 @@ def test_adaptive_blocks_on_many_channels_and_wide_rows(seed: int, monkeypatch: 
     assert _launch.pool_channel_blocks in chosen and _launch.adaptive_width_inner in chosen, chosen
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+def test_adaptive_column_maxima_without_nan(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """adaptive_width_inner orders NaN-free column maxima by value, then by index: columns whose
+    maxima tie (small integers, +0 and -0) come from different rows, so the earlier flat index must
+    win, not the earlier column. Planes as _bin_rows_pay sends there (rows of 64 and more, 4 KB
+    planes); a NaN in some rows only, which the other rows of the plane must not see."""
+    from ndpool._kernels import _launch
+
+    chosen = _chosen_kernels(monkeypatch)
+    rng = np.random.default_rng(seed + 11)
+    for case in range(24):
+        shape = (1, 2, int(rng.integers(3, 20)), int(rng.integers(64, 140))) if case % 3 else (1, 3, 32, 32)
+        dtype = DTYPES[case % 3]
+        x = rng.integers(-2, 3, size=shape).astype(np.float64)
+        x[rng.random(shape) < 0.2] = -0.0
+        if case % 4 == 1:
+            x[0, 0, int(rng.integers(shape[2])), int(rng.integers(shape[3]))] = np.nan
+        x = x.astype(dtype)
+        out = (int(rng.integers(1, shape[2] + 1)), int(rng.integers(1, 40)))
+        attrs = dict(data_format="NCX", semantics=str(rng.choice(["spec", "openvino", "torch"])),
+                     index_element_type=str(rng.choice(["i32", "i64"])))
+        expected = _run("numpy", ndpool.adaptive_max_pool, x, out, **attrs)
+        got = _run("numba", ndpool.adaptive_max_pool, x, out, **attrs)
+        for e, g in zip(expected, got, strict=True):
+            assert np.array_equal(_bits(e), _bits(g)), f"seed {seed} case {case}: {x.dtype} {shape} {out} {attrs}"
+    assert _launch.adaptive_width_inner in chosen and _launch.pool_plane_lanes not in chosen, chosen
+
+
 def test_separable_nxc_one_channel_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """NXC planes too large to gather in blocks are pooled a channel at a time, written channels-last."""
     from ndpool._kernels import _launch

@@ -261,7 +261,8 @@ def _plan_adaptive(x: np.ndarray, geom: AdaptiveGeometry, preset: sem.Preset, in
     # of that loop, larger ones bins row by row (_adaptive). (Separable tables were 10x slower here:
     # bins barely overlap, so each element is read about once directly, against log2(bin) table
     # passes.)
-    width_kernel = pool_plane_lanes if _plane_lanes_pay(x, geom, bounds) else adaptive_width_inner
+    lanes = _plane_lanes_pay(x, geom, bounds) and not _bin_rows_pay(x, geom)
+    width_kernel = pool_plane_lanes if lanes else adaptive_width_inner
     return _plan_run(x, geom, bounds, (1,) * len(geom.in_size), 1, (0, 0), preset, index_dtype,
                      index_axis, width_kernel=width_kernel)
 
@@ -272,6 +273,16 @@ def _plane_lanes_pay(x: np.ndarray, geom: _Planes, bounds: Bounds) -> bool:
     return (not _channels_adjacent(x, geom) and geom.batch * geom.channels >= 16
             and geom.plane_size * 16 <= _LANES_MAX_BLOCK and _no_empty_window(bounds)
             and compiled_for(pool_plane_lanes, x.dtype))
+
+
+def _bin_rows_pay(x: np.ndarray, geom: AdaptiveGeometry) -> bool:
+    """Whether adaptive_width_inner beats pool_plane_lanes on NCX planes small enough for lanes: rows
+    of 2 * LANES or more (its column blocks cover them without overlap), and planes of a multiple of
+    4 KB, whose copy into lanes reads a block's planes at addresses that share L1 sets. Side by side,
+    two threads, i64 indices, against lanes: 8x64x100x100 -> 13x17 0.82x the time, 16x64x64x64 ->
+    7x9 0.33x, 4x64x128x128 -> 7x7 0.17x, 32x64x32x32 -> 5x5 0.41x; but 40x40 -> 7x7 1.4x, 48x48 ->
+    5x7 1.06x, 31x31 -> 5x5 1.9x (one thread alike)."""
+    return geom.in_size[-1] >= 2 * LANES or (geom.plane_size * x.itemsize) % 4096 == 0
 
 
 def _even_bins(geom: AdaptiveGeometry) -> PoolGeometry | None:
