@@ -212,12 +212,9 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
                 half = 1 << (t - 1)
                 lo_v, lo_i, at_v, at_i = _level_at(t - 1, in_w), (t - 1) * in_w, _level_at(t, in_w), t * in_w
                 for w in range(in_w - 2 * half + 1):
-                    v, iv = work[np.uint64(lo_v + w + half)], iwork[np.uint64(lo_i + w + half)]
-                    m, mi = work[np.uint64(lo_v + w)], iwork[np.uint64(lo_i + w)]
-                    kv, km = as_key(v), as_key(m)
-                    take = (kv > km) | ((kv == km) & (iv < mi))
-                    work[np.uint64(at_v + w)] = v if take else m
-                    iwork[np.uint64(at_i + w)] = iv if take else mi
+                    m, mi = _plain_better(work[np.uint64(lo_v + w + half)], iwork[np.uint64(lo_i + w + half)],
+                                          work[np.uint64(lo_v + w)], iwork[np.uint64(lo_i + w)])
+                    work[np.uint64(at_v + w)], iwork[np.uint64(at_i + w)] = m, mi
         for ow in range(out_w):
             s_w, e_w = win[2, 0, ow], win[2, 2, ow]
             m, mi = col[s_w], col_idx[s_w]
