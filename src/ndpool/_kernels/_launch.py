@@ -94,14 +94,16 @@ _OUTER_FIRST_MIN_TAPS = 8
 # against 1.88 ms before, 1.49-1.70 against 1.56-1.82 after.
 _OUTER_FIRST_BAND = 1 << 15
 # The element types (as stored: f16 and bf16 as their bits) every kernel is compiled for: the spec's
-# f32, f16 and bf16. f64 and the integer types get the general loops only (GENERAL_KERNELS: either
-# layout, every geometry, and the large-window loops pool_sliding and pool_separable_nxc), the other
-# loops' choices falling back to them. Each (kernel, type) costs 2-19 s of cold compilation (pool_separable
-# 17 s a type); with every kernel for all eight types the suite's cold precompile took 9m27 on the
-# two-core development machine on 2026-12-02, and CI's budget for the whole suite is 10 minutes.
+# f32, f16 and bf16. f64 and the integer types get the three general loops only (GENERAL_KERNELS: one
+# per layout and the adaptive bin-row loop; every geometry), the other loops' choices falling back to
+# them: their large windows cost a tap per output, as in the reference. Each (kernel, type) costs
+# 2-38 s of cold compilation; with every kernel for all eight types the suite's cold precompile took
+# 9m27 on the two-core development machine on 2026-12-02. On 2026-12-03 (an AMD EPYC two-core
+# machine) it took 7m04 with f64 and the integer types on six loops and int32 indices native in f16
+# and bf16 too, about 1050 s of compilation: the loops dropped here were 150 s of it, the native int32
+# of f16 and bf16 160 s. CI's budget for the whole suite, pip install included, is 10 minutes.
 SPEC_STORAGE = frozenset({np.dtype(np.float32), np.dtype(np.int16), np.dtype(np.uint16)})
-GENERAL_KERNELS = frozenset({pool_planes, pool_width_inner, pool_channels_inner, adaptive_width_inner, pool_sliding,
-                             pool_separable_nxc})
+GENERAL_KERNELS = frozenset({pool_width_inner, pool_channels_inner, adaptive_width_inner})
 
 
 def compiled_for(kernel: Any, dtype: np.dtype[Any]) -> bool:
@@ -111,13 +113,14 @@ def compiled_for(kernel: Any, dtype: np.dtype[Any]) -> bool:
 
 # Below this many output elements a thread hand-off costs more than it saves.
 _MIN_PARALLEL_OUTPUTS = 1 << 14
-# Loops that also write int32 indices themselves, for the float types: narrowing their int64 after the
-# loop cost more than the loop (the NXC stem with i32 indices 20.4 ms, with i64 11.3; one more
-# compilation per loop and type). pool_separable keeps int64 (its passes share one buffer type with the
-# scratch), pool_sliding writes none; those and the integer types are narrowed after the loop.
+# Loops that also write int32 indices themselves, for f32: narrowing their int64 after the loop cost
+# more than the loop (the NXC stem with i32 indices 20.4 ms, with i64 11.3; one more compilation per
+# loop). pool_separable keeps int64 (its passes share one buffer type with the scratch), pool_sliding
+# writes none; those, f16 and bf16 (about 80 s of cold compilation each with them native) and the
+# integer types are narrowed after the loop.
 NATIVE_I32 = frozenset({pool_channels_inner, pool_channel_runs, pool_channel_blocks, pool_width_inner, pool_planes,
                         pool_folds, pool_plane_lanes, pool_separable_nxc, adaptive_width_inner, pool_tiles})
-NATIVE_I32_STORAGE = SPEC_STORAGE
+NATIVE_I32_STORAGE = frozenset({np.dtype(np.float32)})
 
 # Each kernel's per-thread scratch: (elements, int64s). The kernels are compiled without numba's
 # reference counting (_nrt=False): with it, every array handed to an inlined helper in a hot loop
@@ -141,7 +144,8 @@ def _plan_max_pool(x: np.ndarray, geom: PoolGeometry, preset: sem.Preset, index_
     bounds = [geom.tap_bounds(axis) for axis in range(len(geom.in_size))]
     interior = geom.interior(len(geom.in_size) - 1)
     # Large windows on 1-D and 2-D data without indices: rows through doubling levels (pool_sliding).
-    sliding = index_dtype is None and len(geom.in_size) <= 2 and _sliding_pays(x, geom)
+    sliding = (index_dtype is None and len(geom.in_size) <= 2 and _sliding_pays(x, geom)
+               and compiled_for(pool_sliding, x.dtype))
     separable = (sliding or _separable_pays(x, geom, bounds)) and compiled_for(_separable_loop(x, geom, sliding),
                                                                                  x.dtype)
     # Short rows (the stem's 56) cost more in loop setup than in work one at a time: whole planes.
@@ -582,11 +586,14 @@ def _plan_run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int
     elif width_kernel is pool_plane_lanes:
         kernel = pool_plane_lanes
         rows = plane_lanes_blocks(planes, geom.plane_size)
-    elif width_kernel is pool_planes and planes_fit(p, x5.shape, out_shape):
+    elif (width_kernel is pool_planes and compiled_for(pool_planes, storage)
+          and planes_fit(p, x5.shape, out_shape)):
         kernel, rows = pool_planes, planes
     else:
         kernel = pool_width_inner if width_kernel is pool_planes else width_kernel
         rows = math.prod(out_shape[:4])
+    # (Each choice above asked compiled_for: any other kernel would compile in the middle of a call.)
+    assert compiled_for(kernel, storage), (kernel, storage)
     scratch = _SCRATCH[kernel](p, x5.shape, out_shape)
     native = index_dtype == np.int32 and kernel in NATIVE_I32 and storage in NATIVE_I32_STORAGE
     return _Plan(storage, order, out_shape, index_dtype, np.dtype(np.int32 if native else np.int64), geom, kernel,
