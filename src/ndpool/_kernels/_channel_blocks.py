@@ -33,12 +33,18 @@ from ._prefetch import LINE, prefetch_read
 LANES = 32
 
 
-@intrinsic
-def _lanes_like(typingctx, value):  # type: ignore[no-untyped-def]
-    """A pointer to LANES stack slots of ``value``'s type (uninitialized; freed on return)."""
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return cgutils.alloca_once(builder, context.get_value_type(value), size=LANES)
-    return types.CPointer(value)(value), codegen
+def _stack_slots(slots: int):  # type: ignore[no-untyped-def]
+    """An intrinsic: a pointer to ``slots`` stack slots of its argument's type (uninitialized; freed on
+    return: an ``alloca`` that LLVM can keep in registers, and that aliases no array)."""
+    @intrinsic
+    def stack_like(typingctx, value):  # type: ignore[no-untyped-def]
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+            return cgutils.alloca_once(builder, context.get_value_type(value), size=slots)
+        return types.CPointer(value)(value), codegen
+    return stack_like
+
+
+_lanes_like = _stack_slots(LANES)  # a block's running maxima, values and indices
 
 
 # Whole MaxPool windows of up to this many taps fold through a table of their taps' offsets (see
@@ -47,14 +53,7 @@ def _lanes_like(typingctx, value):  # type: ignore[no-untyped-def]
 # f32 0.98x the time on one thread, 0.90-0.98x on two; with i64 indices 0.90 / 0.89; 3-D k3s2p1 with
 # i64 indices 0.89 / 0.90.
 TABLE_TAPS = 64
-
-
-@intrinsic
-def _taps_like(typingctx, value):  # type: ignore[no-untyped-def]
-    """A pointer to TABLE_TAPS stack slots of ``value``'s type (uninitialized; freed on return)."""
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return cgutils.alloca_once(builder, context.get_value_type(value), size=TABLE_TAPS)
-    return types.CPointer(value)(value), codegen
+_taps_like = _stack_slots(TABLE_TAPS)  # a window's tap offsets and relative indices
 
 
 # Windows of at least this many taps request the next window's lines first (see pool_channel_blocks).
