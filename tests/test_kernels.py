@@ -859,3 +859,29 @@ def test_kernel_caches_are_stamped_with_every_kernel_source(tmp_path, monkeypatc
     assert _jit.kernel_sources_digest.__wrapped__() == _jit.kernel_sources_digest()
     (copy / "_keys.py").write_text((copy / "_keys.py").read_text() + "\n# edited\n")
     assert _jit.kernel_sources_digest.__wrapped__() != _jit.kernel_sources_digest()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.uint8])
+def test_contiguous_inputs_with_odd_unit_axis_strides(dtype) -> None:  # type: ignore[no-untyped-def]
+    """C-contiguous inputs are handed to the kernels as their own flat buffer (no strided view): a unit
+    axis may carry any stride there (NumPy ignores it; here odd, negative and huge ones), and the
+    results must still be the reference's, bit for bit, in both layouts."""
+    rng = np.random.default_rng(3)
+    base = _data(rng, (1, 3, 6, 7), dtype)
+    item = base.itemsize
+    odd = [np.lib.stride_tricks.as_strided(base, strides=(s,) + base.strides[1:]) for s in (item + 1, -item, 1 << 40)]
+    nxc = np.ascontiguousarray(np.moveaxis(base, 1, -1))
+    odd_nxc = [np.lib.stride_tricks.as_strided(nxc, strides=(item + 3,) + nxc.strides[1:])]
+    chan = _data(rng, (2, 1, 5, 6), dtype)
+    odd_chan = [np.lib.stride_tricks.as_strided(chan, strides=(chan.strides[0], 7) + chan.strides[2:])]
+    for views, layout in ((odd, "NCX"), (odd_nxc, "NXC"), (odd_chan, "NCX")):
+        for x in views:
+            assert x.flags.c_contiguous
+            calls = [(ndpool.max_pool, (x,), dict(kernel=3, strides=2, pads_begin=1, pads_end=1, data_format=layout,
+                                                   return_indices=True)),
+                     (ndpool.adaptive_max_pool, (x, [4, 3]), dict(data_format=layout))]
+            for fn, args, kwargs in calls:
+                want = _run("numpy", fn, *args, **kwargs)
+                got = _run("numba", fn, *args, **kwargs)
+                for w, g in zip(want, got, strict=True):
+                    assert w.dtype == g.dtype and np.array_equal(_bits(w), _bits(g)), (x.strides, layout, fn)
