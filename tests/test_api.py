@@ -210,3 +210,42 @@ def test_spec_ops_ceil_torch():
     assert v.shape == (1, 1, 3)
     with pytest.raises(ndpool.PoolingError, match="rounding_type"):
         ndpool.get_op("openvino:MaxPool-8")(x, rounding_type="ceil_torch", **kw)
+
+
+def test_resolved_calls_are_kept_by_typed_plain_keys():
+    """A repeated call reuses its resolved attributes (see _call_cache), but never across types that
+    Python counts equal (True == 1), never for an error, and never beyond the cache's bound."""
+    from ndpool import _call_cache, _ops
+
+    x = np.arange(32, dtype=np.float32).reshape(1, 2, 4, 4)
+    _ops._max_pool_calls.clear()
+    first = ndpool.max_pool(x, kernel=(1, 2), strides=1, data_format="NCX")
+    again = ndpool.max_pool(x, kernel=(1, 2), strides=1, data_format="NCX")
+    assert len(_ops._max_pool_calls._calls) == 1
+    np.testing.assert_array_equal(first, again)
+    for bad in [(True, 2), [1, True], (1, 2.0)]:  # equal to (1, 2) as Python compares, yet rejected
+        for _ in range(2):  # (an error is not kept: the second call fails the same way)
+            with pytest.raises(ndpool.PoolingError, match="kernel"):
+                ndpool.max_pool(x, kernel=bad, strides=1, data_format="NCX")
+    for _ in range(2):
+        with pytest.raises(ndpool.PoolingError, match="strides"):  # strides=1 is kept; True == 1
+            ndpool.max_pool(x, kernel=(1, 2), strides=True, data_format="NCX")
+    ndpool.max_pool(x, kernel=(1, 2), strides=1, data_format="NCX", return_indices=True)
+    with pytest.raises(ndpool.PoolingError, match="return_indices"):  # 1 == True, kept just above
+        ndpool.max_pool(x, kernel=(1, 2), strides=1, data_format="NCX", return_indices=1)
+    # NumPy values are validated every time, not kept.
+    ndpool.max_pool(x, kernel=np.array([1, 2]), strides=np.int64(1), data_format="NCX")
+    assert len(_ops._max_pool_calls._calls) == 2
+    _ops._adaptive_calls.clear()
+    v1, i1 = ndpool.adaptive_max_pool(x, [2, 3])
+    v2, i2 = ndpool.adaptive_max_pool(x, [2, 3])
+    np.testing.assert_array_equal(v1, v2)
+    np.testing.assert_array_equal(i1, i2)
+    assert len(_ops._adaptive_calls._calls) == 1
+    for bad_size in ([True, 3], (2, -1)):
+        for _ in range(2):
+            with pytest.raises(ndpool.PoolingError, match="output_size"):
+                ndpool.adaptive_max_pool(x, bad_size)
+    for k in range(1, _call_cache.KEPT + 10):  # bounded: the oldest go first
+        ndpool.max_pool_output_shape((1, 1, 1, k + 1), kernel=(1, 1), strides=1, data_format="NCX")
+    assert len(_ops._max_pool_calls._calls) == _call_cache.KEPT

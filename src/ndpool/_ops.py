@@ -17,6 +17,7 @@ from ._attributes import (
     parse_input_shape,
     parse_output_size,
 )
+from ._call_cache import CallCache, plain_key
 from ._dtypes import as_array
 from ._errors import PoolingError
 from ._geometry import AdaptiveGeometry, PoolGeometry, adaptive_geometry, max_pool_geometry
@@ -25,6 +26,10 @@ from ._semantics import PLANE_SCOPE, Preset, preset_for
 __all__ = ["adaptive_max_pool", "adaptive_max_pool_output_shape", "max_pool", "max_pool_output_shape"]
 
 IntOrInts = int | Sequence[int] | str
+
+# Resolved calls by their plain attributes (see _call_cache): MaxPool's, AdaptiveMaxPool's.
+_max_pool_calls = CallCache()
+_adaptive_calls = CallCache()
 
 
 def _to_ncx(x: np.ndarray, data_format: str) -> np.ndarray:
@@ -164,6 +169,10 @@ def resolve_max_pool(input_shape: Sequence[int], /, *, op: str = "MaxPool",
                      **attributes: Any) -> MaxPoolCall:
     """Validate a MaxPool call and resolve its geometry, before any data is touched: attributes,
     shapes, and whether the indices fit their type. Errors carry the input shape."""
+    key = plain_key(input_shape, op, *(item for name_value in sorted(attributes.items()) for item in name_value))
+    call = _max_pool_calls.get(key)
+    if call is not None:
+        return call  # type: ignore[no-any-return]
     shape: tuple[int, ...] = ()
     try:
         shape = parse_input_shape(op, input_shape)
@@ -173,7 +182,9 @@ def resolve_max_pool(input_shape: Sequence[int], /, *, op: str = "MaxPool",
         index_dtype = attrs.index_dtype if attrs.return_indices else None
         if index_dtype is not None:
             geom.check_index_type(op, index_dtype, axis)
-        return MaxPoolCall(geom, attrs.semantics, index_dtype, axis)
+        call = MaxPoolCall(geom, attrs.semantics, index_dtype, axis)
+        _max_pool_calls.put(key, call)
+        return call
     except PoolingError as exc:
         raise exc.with_input_shape(shape) if shape else exc
 
@@ -219,11 +230,17 @@ def adaptive_max_pool(data: Any, /, output_size: Any, *, index_element_type: str
             return dask_adaptive_max_pool(data, output_size, index_element_type=index_element_type,
                                           data_format=data_format, semantics=semantics)
         x = as_array(_op, data)
-        shape = parse_input_shape(_op, x.shape)
-        geom = adaptive_max_pool_geometry_for(shape, output_size, data_format=data_format, op=_op)
-        preset = preset_for(_op, semantics)
-        index_dtype = parse_index_type(_op, index_element_type)
-        geom.check_index_type(_op, index_dtype, PLANE_SCOPE)
+        key = plain_key(x.shape, output_size, data_format, semantics, index_element_type, _op)
+        resolved = _adaptive_calls.get(key)
+        if resolved is None:
+            shape = parse_input_shape(_op, x.shape)
+            geom = adaptive_max_pool_geometry_for(shape, output_size, data_format=data_format, op=_op)
+            preset = preset_for(_op, semantics)
+            index_dtype = parse_index_type(_op, index_element_type)
+            geom.check_index_type(_op, index_dtype, PLANE_SCOPE)
+            _adaptive_calls.put(key, (geom, preset, index_dtype))
+        else:
+            geom, preset, index_dtype = resolved
     except PoolingError as exc:
         raise exc.with_input_shape(shape) if shape else exc
     values, indices = _dispatch.run_adaptive_max_pool(_to_ncx(x, geom.data_format), geom, preset,
