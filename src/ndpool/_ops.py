@@ -169,7 +169,8 @@ def resolve_max_pool(input_shape: Sequence[int], /, *, op: str = "MaxPool",
                      **attributes: Any) -> MaxPoolCall:
     """Validate a MaxPool call and resolve its geometry, before any data is touched: attributes,
     shapes, and whether the indices fit their type. Errors carry the input shape."""
-    key = plain_key(input_shape, op, *(item for name_value in sorted(attributes.items()) for item in name_value))
+    # (Names and values in the call's order: another order is another key, never a wrong one.)
+    key = plain_key(input_shape, op, *attributes, *attributes.values())
     call = _max_pool_calls.get(key)
     if call is not None:
         return call  # type: ignore[no-any-return]
