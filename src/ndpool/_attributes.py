@@ -49,6 +49,12 @@ def _is_int(value: Any) -> bool:
     return type(value) is int or (isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)))
 
 
+def plain_ints(value: Any) -> bool:
+    """Whether ``value`` is a tuple or list of plain ints (no bool, no NumPy scalar): the common
+    spelling of a per-axis attribute, checked without NumPy."""
+    return type(value) in (tuple, list) and all(type(v) is int for v in value)
+
+
 def parse_enum(op: str, name: str, value: Any, choices: Mapping[str, str]) -> str:
     """Return the canonical spelling of a case-insensitive string attribute."""
     if isinstance(value, str) and value.strip().lower() in choices:
@@ -69,7 +75,7 @@ def parse_int_list(op: str, name: str, value: Any, n: int, minimum: int) -> tupl
             raise PoolingError(op, name, f"{rule}, as a comma-separated list", value) from None
     elif _is_int(value):
         items = [value] * n
-    elif type(value) in (tuple, list) and all(type(v) is int for v in value):
+    elif plain_ints(value):
         items = list(value)  # (the common case, without the object array below)
     elif isinstance(value, (list, tuple, np.ndarray)):
         arr = np.asarray(value, dtype=object) if not isinstance(value, np.ndarray) else value

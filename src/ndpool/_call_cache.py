@@ -1,4 +1,6 @@
-"""Recently resolved calls, so that a repeated call skips validating the same attributes again.
+"""Bounded caches of recent calls: their resolved attributes (``_ops``) and kernel plans (``_kernels._launch``).
+
+A repeated call skips validating the same attributes again.
 
 Validating and resolving a call's attributes and geometry took about half the time of a call on a small
 input (1x8x14x14: 20 of 40 us). Only calls whose every attribute is a plain value are kept: a str, None,
@@ -13,7 +15,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-# Calls kept, the oldest dropped first: a model's layers, a test's cases.
+from ._attributes import plain_ints
+
+# Resolved calls kept, the oldest dropped first: a model's layers, a test's cases.
 KEPT = 256
 
 
@@ -24,7 +28,7 @@ def plain_key(*values: Any) -> tuple[Any, ...] | None:
         kind = type(value)
         if value is None or kind in (int, bool, str):
             key.append((kind, value))
-        elif kind in (tuple, list) and all(type(v) is int for v in value):
+        elif plain_ints(value):
             key.append((kind, tuple(value)))
         else:
             return None
@@ -32,11 +36,21 @@ def plain_key(*values: Any) -> tuple[Any, ...] | None:
 
 
 class CallCache:
-    """A bounded mapping from plain keys to resolved calls, safe to share between threads."""
+    """A bounded mapping from keys to what recent calls resolved, the oldest dropped first, safe to share
+    between threads. A key of None (not a plain call) is never kept."""
 
-    def __init__(self) -> None:
+    def __init__(self, kept: int = KEPT) -> None:
+        self._kept = kept
         self._calls: dict[tuple[Any, ...], Any] = {}
         self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._calls)
+
+    def values(self) -> list[Any]:
+        """What is kept, the oldest first."""
+        with self._lock:
+            return list(self._calls.values())
 
     def get(self, key: tuple[Any, ...] | None) -> Any:
         return None if key is None else self._calls.get(key)
@@ -45,7 +59,7 @@ class CallCache:
         if key is None:
             return
         with self._lock:
-            if len(self._calls) >= KEPT:
+            if len(self._calls) >= self._kept:
                 self._calls.pop(next(iter(self._calls)), None)
             self._calls[key] = call
 

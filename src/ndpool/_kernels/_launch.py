@@ -24,6 +24,7 @@ import numpy as np
 from numba import types
 
 from .. import _semantics as sem
+from .._call_cache import CallCache
 from .._geometry import AdaptiveGeometry, PoolGeometry, _Planes
 from ._adaptive import adaptive_scratch, adaptive_width_inner
 from ._channel_blocks import LANES, channel_blocks_scratch, pool_channel_blocks
@@ -231,14 +232,12 @@ class _Plan:
 
 # Plans of recent calls, by everything a plan depends on. A few dozen: a model's layers, a test's cases.
 _PLANS_KEPT = 64
-_plans: dict[tuple[Any, ...], _Plan] = {}
-_plans_lock = threading.Lock()
+_plans = CallCache(_PLANS_KEPT)
 
 
 def forget_plans() -> None:
     """Drop the kept plans (tests that swap this module's decisions call it first)."""
-    with _plans_lock:
-        _plans.clear()
+    _plans.clear()
 
 
 def _plan_for(build: Any, x: np.ndarray, geom: _Planes, preset: sem.Preset, index_dtype: np.dtype[Any] | None,
@@ -248,11 +247,8 @@ def _plan_for(build: Any, x: np.ndarray, geom: _Planes, preset: sem.Preset, inde
     plan = _plans.get(key)
     if plan is None:
         plan = build(x, geom, preset, index_dtype, index_axis)
-        with _plans_lock:
-            if len(_plans) >= _PLANS_KEPT:
-                _plans.pop(next(iter(_plans)), None)  # the oldest
-            _plans[key] = plan
-    return plan
+        _plans.put(key, plan)
+    return plan  # type: ignore[no-any-return]
 
 
 def _plan_adaptive(x: np.ndarray, geom: AdaptiveGeometry, preset: sem.Preset, index_dtype: np.dtype[Any],
