@@ -167,6 +167,18 @@ def _fold_taps_by_rule(flat, x_first, taps, toff, trel, mk, mv, mr, want_idx, ke
 
 
 @njit(inline="always")
+def _fold_block(flat, x_c, window, steps, table, mk, mv, mr, want_idx, keyed, nan_takes, hold):  # type: ignore[no-untyped-def]
+    """The block's taps after its seed: from the tap table for a whole window (``table``: the first
+    tap, the table's size, offsets and relative indices, whether the window is whole, ``never``), else
+    row by row."""
+    first, taps, toff, trel, whole, never = table
+    if whole:  # (the same taps in the same order)
+        _fold_taps_by_rule(flat, first, taps, toff, trel, mk, mv, mr, want_idx, keyed, nan_takes, hold, never)
+    else:
+        _fold_by_rule(flat, x_c, window, steps, mk, mv, mr, want_idx, keyed, nan_takes, hold)
+
+
+@njit(inline="always")
 def _tap_table(p, xs_d, xs_h, xs_w, st_d, st_h, st_w, dd, dh, dw, toff, trel):  # type: ignore[no-untyped-def]
     """Fill the table of a whole MaxPool window's taps (input offsets and relative indices from its
     first tap, row-major); the number of taps, or 0 where the table does not apply (AdaptiveMaxPool's
@@ -260,22 +272,13 @@ def pool_channel_blocks(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
                 carry = keyed and want_idx  # the bits beside their keys
                 for _ in range(2):
                     _seed_block(flat, first + c, mk, mv, mr, lowest, seed_lowest, np.int32(-g0))
-                    if whole:  # (the same taps in the same order, from the table)
-                        if want_idx:
-                            _fold_taps_by_rule(flat, first + c, taps, toff, trel, mk, mv, mr, True, keyed,
-                                               nan_takes, hold, never)
-                        elif carry:
-                            _fold_taps_by_rule(flat, first + c, taps, toff, trel, mk, mv, mr, False, True,
-                                               nan_takes, hold, never)
-                        else:
-                            _fold_taps_by_rule(flat, first + c, taps, toff, trel, mk, mv, mr, False, False,
-                                               nan_takes, hold, never)
-                    elif want_idx:  # a constant in each loop: without indices, no index lanes
-                        _fold_by_rule(flat, x_n + c, window, steps, mk, mv, mr, True, keyed, nan_takes, hold)
+                    table = (first + c, taps, toff, trel, whole, never)
+                    if want_idx:  # a constant in each loop: without indices, no index lanes
+                        _fold_block(flat, x_n + c, window, steps, table, mk, mv, mr, True, keyed, nan_takes, hold)
                     elif carry:
-                        _fold_by_rule(flat, x_n + c, window, steps, mk, mv, mr, False, True, nan_takes, hold)
+                        _fold_block(flat, x_n + c, window, steps, table, mk, mv, mr, False, True, nan_takes, hold)
                     else:  # only the keys, written back as bits below (no 16-bit lanes beside them)
-                        _fold_by_rule(flat, x_n + c, window, steps, mk, mv, mr, False, False, nan_takes, hold)
+                        _fold_block(flat, x_n + c, window, steps, table, mk, mv, mr, False, False, nan_takes, hold)
                     if first_valid:  # openvino's AdaptiveMaxPool: a NaN first tap is the result
                         for i in range(LANES):
                             v = flat[np.uint64(first + c + i)]
