@@ -8,6 +8,7 @@ windows from pads >= kernel. A fixed seed plus a varying one (printed; NDPOOL_TE
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -404,6 +405,52 @@ def test_threads_follow_numba_thread_count(monkeypatch: pytest.MonkeyPatch) -> N
     assert set(seen) == ({2} if numba.config.NUMBA_NUM_THREADS >= 2 else set())
 
 
+def test_short_tile_rows_write_only_their_jobs_outputs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pool_tiles folds short rows with indices 16 outputs at a time and lets the lanes past a row land on
+    the next rows (written again later): never past its job's last row. Jobs run here last first, one
+    after the other, so a job that wrote into the next job's outputs would leave its values there."""
+    import numba
+
+    from ndpool._kernels import _launch
+
+    class LastFirst:
+        """A pool whose jobs run when their results are first asked for, the last submitted first."""
+
+        def __init__(self) -> None:
+            self.pending: list[tuple[Any, tuple[Any, ...]]] = []
+
+        def submit(self, fn: Any, *args: Any) -> LastFirst:
+            self.pending.append((fn, args))
+            return self
+
+        def result(self) -> None:
+            while self.pending:
+                fn, args = self.pending.pop()
+                fn(*args)
+
+    jobs: list[int] = []
+    pool = LastFirst()  # (the launcher asks for its pool once per job)
+    monkeypatch.setattr(_launch, "_pool", lambda n: jobs.append(n) or pool)
+    monkeypatch.setattr(_launch, "_MIN_PARALLEL_OUTPUTS", 0)
+    monkeypatch.setattr(numba, "get_num_threads", lambda: 3)
+    chosen = _chosen_kernels(monkeypatch)
+    rng = np.random.default_rng(11)
+    for shape in [(3, 5, 14, 14), (1, 7, 10, 10), (2, 3, 8, 30), (1, 4, 15, 12)]:  # out_w 7, 5, 15, 6
+        for dtype in (np.float32, np.float16, ml_dtypes.bfloat16):
+            x = _data(rng, shape, dtype)
+            x[np.isnan(x.astype(np.float32))] = 2.5  # (a plane with a NaN is pooled again by another loop)
+            x[0, -1, 0, 0] = np.nan  # ... all but this one
+            for preset in ("spec", "openvino"):
+                for index_type in ("i64", "i32"):
+                    call = dict(kernel=2, strides=2, data_format="NCX", semantics=preset, return_indices=True,
+                                index_element_type=index_type)
+                    expected = _run("numpy", ndpool.max_pool, x, **call)
+                    got = _run("numba", ndpool.max_pool, x, **call)
+                    for e, g in zip(expected, got, strict=True):
+                        assert np.array_equal(_bits(e), _bits(g)), (shape, dtype, preset, index_type)
+    assert chosen and set(chosen) == {_launch.pool_tiles} and set(jobs) == {3}, (chosen, jobs)
+
+
 def test_a_new_process_compiles_nothing_when_the_kernels_are_cached() -> None:
     """With every kernel in the disk cache (the session's precompile), a new process's first calls load them
     and compile nothing, not even a jitted layout helper the launcher runs in Python: one did, 0.9 s with
@@ -611,9 +658,11 @@ LOOP_CASES = {
                                                                  pads_begin=(0, 1, 1), pads_end=(1, 1, 1))),
     # NCX pairs along w: two bands of output rows (the last of two rows) and an input row past the last
     # window; three rows of pairs a window; 1-D; planes not adjacent (every second channel of a copy,
-    # made below); the shortest rows it takes (AdaptiveMaxPool's 2x2 bins on small planes).
+    # made below); the shortest rows it takes (AdaptiveMaxPool's 2x2 bins on small planes), with indices
+    # folded 16 outputs at a time, in one band of rows and in two.
     "pool_tiles": ((1, 2, 121, 70), dict(kernel=2, strides=2)),
     "pool_tiles (short rows)": ((2, 5, 15, 10), dict(kernel=2, strides=2)),
+    "pool_tiles (short rows, two bands)": ((1, 2, 830, 10), dict(kernel=2, strides=2)),
     "pool_tiles (3 rows)": ((2, 3, 9, 64), dict(kernel=(3, 2), strides=(3, 2))),
     "pool_tiles (1-D)": ((2, 3, 128), dict(kernel=2, strides=2)),
     "pool_tiles (sliced channels)": ((1, 3, 4, 66), dict(kernel=2, strides=2)),

@@ -8,7 +8,9 @@ Two passes per band of output rows, each vectorized:
 - w pass: each pair folded into its maximum and the pair's winning tap (hv, hb), over the band's
   rows in one run (loads at the literal stride 2, which LLVM splits into even and odd elements);
 - h pass: the k_h rows of pairs of each output row folded in row order, an output at a time in
-  registers, written once, the index rebuilt from the row, the pair and the tap.
+  registers, written once, the index rebuilt from the row, the pair and the tap. With indices, rows
+  of fewer than H_LANES outputs (k_h = 2) are folded H_LANES outputs at a time, the lanes past the
+  row landing on later rows of the same job, which write them again (_h_lanes).
 
 Folding each row's pairs first and then the rows keeps the first-maximum rule exactly (ties keep
 the earlier row, then the earlier pair: row-major order), +0/-0 included, as long as no NaN is
@@ -23,7 +25,11 @@ selects must stay conditional moves (see _jit: LLVM made them branches, mispredi
 tap): then k2s2 on one thread, i64 indices / values, against the loops before: 32x512x14x14 3.0 /
 1.6 ms against 5.3 / 3.6 (pool_plane_lanes), 16x64x28x28 0.54 / 0.26 against 0.93 / 0.63, 8x64x56x56
 0.60 / 0.35 against 1.66 / 1.00 (pool_planes), 32x512x10x10 3.2 / 2.0 against 3.6 / 2.4; on rows of
-four outputs and fewer the per-plane setup lost (32x512x8x8 2.1 / 1.7 against 1.6 / 1.4).
+four outputs and fewer the per-plane setup lost (32x512x8x8 2.1 / 1.7 against 1.6 / 1.4). Those
+short rows with indices then went to _h_lanes (2026-12-03, each version compiled in one process,
+alternated, min of 4 rounds; one / two threads): AdaptiveMaxPool 32x512x14x14 -> 7x7 i64 2.78 ->
+1.32 / 2.33 -> 1.24 ms, f16 0.45x, bf16 0.43-0.67x; k2s2 16x64x28x28 0.38-0.63x, 32x512x10x10 0.53-0.60x;
+values, 1-D rows, wider rows and 3x2 windows unchanged within the noise (0.8-1.15x).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._channel_blocks import _stack_slots
 from ._jit import kernel
 from ._keys import as_key, is_keyed
 from ._loops import _index_params, _rules
@@ -90,6 +97,57 @@ def _h_row(hv, hb, g0, k_h, out_w, o, oi, ob, row_index, st_h, st_w, want_idx): 
             o[np.uint64(ob + j)] = m
 
 
+# With indices, rows shorter than SHORT_ROW outputs (k_h = 2) take their h pass as one run of H_LANES
+# outputs: LLVM vectorizes a loop of 16 but leaves one of 7 (14x14 -> 7x7) scalar. A 7-output row
+# alone, i64 indices: 1.3 against 2.1 ns an output (micro-benchmark, one thread).
+H_LANES = 16
+SHORT_ROW = H_LANES
+_h_lanes_like = _stack_slots(H_LANES)  # a run's results, in stack slots: they alias no array
+
+
+@njit(inline="always")
+def _h_lanes(hv, hb, g0, out_w, o, oi, ob, row_index, st_h, st_w, rv, ri):  # type: ignore[no-untyped-def]
+    """_h_row with k_h = 2 and indices for a row of out_w < H_LANES outputs, as H_LANES lanes: the
+    lanes past the row's end fold whatever follows in hv (its scratch has H_LANES elements more) and
+    land on the outputs after the row, which must be later rows of the same job (written again then).
+    The results go to the stack first, so that LLVM loads every lane before it stores any (with a
+    test inside the loop the lanes stayed scalar, and the vector loads of their scalar stores waited
+    for each: 3-4x the time). Without indices the scalar loop was faster (the lanes 1.1-1.3x its time)."""
+    for j in range(H_LANES):
+        g = g0 + j
+        m, v = hv[np.uint64(g)], hv[np.uint64(g + out_w)]
+        bm, bv = hb[np.uint64(g)], hb[np.uint64(g + out_w)]  # (both loaded: a conditional load is a branch)
+        take = as_key(v) > as_key(m)
+        rv[j] = v if take else m
+        code = 2 + bv if take else bm  # row * 2 + tap
+        ri[j] = row_index + (code >> 1) * st_h + (2 * j + (code & 1)) * st_w
+    for j in range(H_LANES):
+        o[np.uint64(ob + j)] = rv[j]
+    for j in range(H_LANES):
+        oi[np.uint64(ob + j)] = ri[j]
+
+
+@njit(inline="always")
+def _h_rows(hv, hb, rows, k_h, out_w, o, oi, plane_out, oh0, base, st_h, st_w, want_idx):  # type: ignore[no-untyped-def]
+    """_h_row for the band's output rows oh0 .. oh0 + rows of the plane whose outputs start at plane_out."""
+    for r in range(rows):
+        oh = oh0 + r
+        _h_row(hv, hb, r * k_h * out_w, k_h, out_w, o, oi, plane_out + oh * out_w, base + oh * k_h * st_h, st_h,
+               st_w, want_idx)
+
+
+@njit(inline="always")
+def _h_rows_lanes(hv, hb, rows, out_w, o, oi, plane_out, oh0, base, st_h, st_w, job_end, rv, ri):  # type: ignore[no-untyped-def]
+    """_h_rows with k_h = 2 and indices through _h_lanes, but for a row whose lanes would pass job_end."""
+    for r in range(rows):
+        oh = oh0 + r
+        g0, ob, row_index = r * 2 * out_w, plane_out + oh * out_w, base + oh * 2 * st_h
+        if ob + H_LANES <= job_end:
+            _h_lanes(hv, hb, g0, out_w, o, oi, ob, row_index, st_h, st_w, rv, ri)
+        else:
+            _h_row(hv, hb, g0, 2, out_w, o, oi, ob, row_index, st_h, st_w, True)
+
+
 @kernel
 def pool_tiles(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
     n_img, n_chan, _, out_h, out_w = out.shape
@@ -101,10 +159,15 @@ def pool_tiles(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
     keyed = is_keyed(flat)
     kl = as_key(empty[0])
     band = max(1, BAND_PAIRS // (k_h * out_w))  # output rows a band
-    hv = work[:band * k_h * out_w]
-    hb = iwork[:band * k_h * out_w]
-    inner_work = work[band * k_h * out_w:]
-    inner_iwork = iwork[band * k_h * out_w:]
+    pairs = band * k_h * out_w + H_LANES  # (_h_lanes reads past a band's pairs)
+    hv = work[:pairs]
+    hb = iwork[:pairs]
+    inner_work = work[pairs:]
+    inner_iwork = iwork[pairs:]
+    lanes = want_idx and k_h == 2 and out_w < SHORT_ROW
+    job_end = row_hi * out_h * out_w  # _h_lanes writes up to here, no further
+    rv = _h_lanes_like(empty[0])
+    ri = _h_lanes_like(np.int64(0))
     for plane in range(row_lo, row_hi):  # (n, c)
         n, c = plane // n_chan, plane % n_chan
         at = xoff + n * xs_n + c * xs_c
@@ -116,13 +179,17 @@ def pool_tiles(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
             nan |= _w_pairs(flat, at + oh0 * k_h * in_w, rows * k_h * out_w, hv, hb, keyed)
             if nan:
                 break  # the plane is pooled again below
-            for r in range(rows):
-                oh = oh0 + r
-                g0, ob, row_index = r * k_h * out_w, plane_out + oh * out_w, base + oh * k_h * st_h
-                if k_h == 2:  # (a constant: no loop over the rows of pairs, so the one over j vectorizes)
-                    _h_row(hv, hb, g0, 2, out_w, o, oi, ob, row_index, st_h, st_w, want_idx)
-                else:
-                    _h_row(hv, hb, g0, k_h, out_w, o, oi, ob, row_index, st_h, st_w, want_idx)
+            # Each case its own loop over the rows, with what it can as constants: in one loop, the
+            # lanes cost the other cases their vectors (1-D rows with indices 2.4x the time, values
+            # on 3x2 windows 1.3x).
+            if lanes:
+                _h_rows_lanes(hv, hb, rows, out_w, o, oi, plane_out, oh0, base, st_h, st_w, job_end, rv, ri)
+            elif k_h == 2:
+                _h_rows(hv, hb, rows, 2, out_w, o, oi, plane_out, oh0, base, st_h, st_w, want_idx)
+            elif k_h == 1 and want_idx:
+                _h_rows(hv, hb, rows, 1, out_w, o, oi, plane_out, oh0, base, st_h, st_w, True)
+            else:
+                _h_rows(hv, hb, rows, k_h, out_w, o, oi, plane_out, oh0, base, st_h, st_w, want_idx)
         for oh in range(out_h):  # pooled again where the order or the start mattered
             again = nan
             if seed_lowest and not nan:  # openvino starts at lowest: results not above it
@@ -138,6 +205,6 @@ def tiles_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) ->
     """(elements, int64s) of scratch ``pool_tiles`` takes per thread: a band's pairs (hv, hb), and
     pool_width_inner's own."""
     k_h, out_w = int(p[32]), out5[4]
-    pairs = max(1, BAND_PAIRS // (k_h * out_w)) * k_h * out_w
+    pairs = max(1, BAND_PAIRS // (k_h * out_w)) * k_h * out_w + H_LANES
     inner = width_inner_scratch(p, in5, out5)
     return pairs + inner[0], pairs + inner[1]
