@@ -468,3 +468,24 @@ def test_broken_pipe_is_quiet(capsys: Capsys, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(_compare, "format_shape", closed)
     status, out, err = _run(capsys, "shape", "--op", "max_pool", "--input-shape", "1,4,4,1", "kernel=2", "strides=2")
     assert (status, out, err) == (1, "", "")
+
+
+def test_kernel_ab_loads_a_kernel_module_as_it_is_and_reads_cases() -> None:
+    """benchmarks/kernel_ab.py (kernel before/after in one process): a kernel module's source loads as a
+    module of its own whose imports reach the package (its kernel is the same function, not the package's
+    object), and --case calls parse into ndpool calls or are refused with the form they need."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import kernel_ab
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    from ndpool._kernels import _tiles
+
+    copy = kernel_ab.load_version("_tiles", (REPO / "src/ndpool/_kernels/_tiles.py").read_text(), "test")
+    assert copy.pool_tiles is not _tiles.pool_tiles
+    assert copy.pool_tiles.py_func.__code__.co_code == _tiles.pool_tiles.py_func.__code__.co_code
+    assert copy.tiles_scratch.__module__ != _tiles.__name__
+    name, call = kernel_ab.parse_case("max_pool((1, 2, 6, 6), kernel=2, strides=2, data_format='NCX', dtype='float16')")
+    assert call().shape == (1, 2, 3, 3) and call().dtype == np.float16
+    with pytest.raises(SystemExit, match="expected max_pool"):
+        kernel_ab.parse_case("print('x')")
