@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import atexit
 import importlib.util
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,7 +46,9 @@ BURST = 20  # calls per turn; a version's minimum over its turns is kept
 def load_version(module: str, source: str, tag: str) -> Any:
     """MODULE's source as a module of its own (``tag`` in its name), its relative imports made absolute."""
     source = source.replace("from .", "from ndpool._kernels.")
-    path = Path(tempfile.mkdtemp(prefix="ndpool-ab-")) / f"{module.lstrip('_')}_{tag}.py"
+    folder = tempfile.mkdtemp(prefix="ndpool-ab-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    path = Path(folder) / f"{module.lstrip('_')}_{tag}.py"
     path.write_text(source)
     spec = importlib.util.spec_from_file_location(path.stem, path)
     assert spec is not None and spec.loader is not None
