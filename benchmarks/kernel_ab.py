@@ -80,15 +80,11 @@ def capture_plan(call: Callable[[], Any]) -> tuple[Any, np.ndarray]:
 def compile_kernel(func: Any, plan: Any) -> Any:
     """``func`` (a kernel's Python function) compiled as ndpool compiles it for ``plan``, without the cache."""
     import numba
-    from numba import types
 
     from ndpool._kernels import _jit  # noqa: F401  (its LLVM option: conditional moves stay)
+    from ndpool._kernels._launch import kernel_signature
 
-    elem, i64 = numba.from_dtype(plan.storage), types.int64
-    sig = (types.Array(elem, 1, "C"), i64, types.Array(i64, 1, "C"), types.Array(elem, 5, "C"),
-           types.Array(numba.from_dtype(plan.index_storage), 5, "C"), types.Array(i64, 3, "C"),
-           types.Array(i64, 1, "C"), types.Array(i64, 1, "C"), types.Array(elem, 1, "C"), i64, i64,
-           types.Array(elem, 1, "C"), types.Array(i64, 1, "C"))
+    sig = kernel_signature(plan.storage, plan.index_storage)
     dispatcher = numba.njit(nogil=True, _nrt=False)(func)
     dispatcher.compile(sig)
     return dispatcher.overloads[sig].entry_point

@@ -297,14 +297,19 @@ def _even_bins(geom: AdaptiveGeometry) -> PoolGeometry | None:
     return pool if pool is not None and math.prod(pool.kernel) <= _EVEN_BINS_MAX_TAPS else None
 
 
+def kernel_signature(dtype: np.dtype[Any], index_dtype: np.dtype[Any]) -> tuple[Any, ...]:
+    """Every kernel's argument types for elements of ``dtype`` (as stored) and indices of ``index_dtype``."""
+    elem, i64 = numba.from_dtype(dtype), types.int64
+    return (types.Array(elem, 1, "C"), i64, types.Array(i64, 1, "C"), types.Array(elem, 5, "C"),
+            types.Array(numba.from_dtype(index_dtype), 5, "C"), types.Array(i64, 3, "C"), types.Array(i64, 1, "C"),
+            types.Array(i64, 1, "C"), types.Array(elem, 1, "C"), i64, i64, types.Array(elem, 1, "C"),
+            types.Array(i64, 1, "C"))
+
+
 @functools.cache
 def _compiled(kernel: Any, dtype: np.dtype[Any], index_dtype: np.dtype[Any] = np.dtype(np.int64)) -> Any:
     """The kernel's entry point for ``dtype`` and indices of ``index_dtype`` (compiled once, cached on disk)."""
-    elem, i64 = numba.from_dtype(dtype), types.int64
-    sig = (types.Array(elem, 1, "C"), i64, types.Array(i64, 1, "C"), types.Array(elem, 5, "C"),
-           types.Array(numba.from_dtype(index_dtype), 5, "C"), types.Array(i64, 3, "C"), types.Array(i64, 1, "C"),
-           types.Array(i64, 1, "C"), types.Array(elem, 1, "C"), i64, i64, types.Array(elem, 1, "C"),
-           types.Array(i64, 1, "C"))
+    sig = kernel_signature(dtype, index_dtype)
     kernel.compile(sig)
     return kernel.overloads[sig].entry_point
 
