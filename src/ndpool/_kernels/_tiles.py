@@ -29,7 +29,9 @@ four outputs and fewer the per-plane setup lost (32x512x8x8 2.1 / 1.7 against 1.
 short rows with indices then went to _h_lanes (2026-12-03, each version compiled in one process,
 alternated, min of 4 rounds; one / two threads): AdaptiveMaxPool 32x512x14x14 -> 7x7 i64 2.78 ->
 1.32 / 2.33 -> 1.24 ms, f16 0.45x, bf16 0.43-0.67x; k2s2 16x64x28x28 0.38-0.63x, 32x512x10x10 0.53-0.60x;
-values, 1-D rows, wider rows and 3x2 windows unchanged within the noise (0.8-1.15x).
+values, 1-D rows, wider rows and 3x2 windows unchanged within the noise (0.8-1.15x). Values only, the
+w pass stores no winning taps (int64 selects and stores it did not need; kernel_ab, one / two threads):
+k2s2 on 1x256x256x256 9.27 -> 6.2 / 5.88 -> 4.21 ms, in f16 0.40x / 0.77x, 3x2 windows 0.85x.
 """
 
 from __future__ import annotations
@@ -50,9 +52,9 @@ MIN_ROW = 5
 
 
 @njit(inline="always")
-def _w_pairs(flat, at, count, hv, hb, keyed):  # type: ignore[no-untyped-def]
+def _w_pairs(flat, at, count, hv, hb, keyed, want_idx):  # type: ignore[no-untyped-def]
     """hv[t], hb[t] = the greater of flat[at + 2*t] and flat[at + 2*t + 1] (the first if equal) and
-    which, for t < count; whether either was NaN."""
+    which (``want_idx``: a literal at the call site), for t < count; whether either was NaN."""
     nan = False  # (a boolean: an integer count halved the vector width elsewhere)
     for t in range(count):
         a, b = flat[np.uint64(at + 2 * t)], flat[np.uint64(at + 2 * t + 1)]
@@ -60,7 +62,8 @@ def _w_pairs(flat, at, count, hv, hb, keyed):  # type: ignore[no-untyped-def]
         nan = nan | (ka != ka) | (kb != kb)
         take = kb > ka
         hv[np.uint64(t)] = b if take else a
-        hb[np.uint64(t)] = 1 if take else 0
+        if want_idx:
+            hb[np.uint64(t)] = 1 if take else 0
     return nan
 
 
@@ -176,7 +179,11 @@ def pool_tiles(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
         nan = False
         for oh0 in range(0, out_h, band):
             rows = min(band, out_h - oh0)
-            nan |= _w_pairs(flat, at + oh0 * k_h * in_w, rows * k_h * out_w, hv, hb, keyed)
+            # Values only: no winning taps (their int64 stores halved the pass's vectors).
+            if want_idx:
+                nan |= _w_pairs(flat, at + oh0 * k_h * in_w, rows * k_h * out_w, hv, hb, keyed, True)
+            else:
+                nan |= _w_pairs(flat, at + oh0 * k_h * in_w, rows * k_h * out_w, hv, hb, keyed, False)
             if nan:
                 break  # the plane is pooled again below
             # Each case its own loop over the rows, with what it can as constants: in one loop, the
