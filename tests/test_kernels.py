@@ -656,6 +656,11 @@ LOOP_CASES = {
                                                                 dilations=(1, 1, 2))),
     "pool_outer_first_ncx (sliced rows)": ((1, 2, 4, 5, 9), dict(kernel=(2, 3, 3), strides=(2, 1, 2),
                                                                  pads_begin=(0, 1, 1), pads_end=(1, 1, 1))),
+    # w stride 2 (T split into even and odd elements): four dilated w taps (a pass of three, then one),
+    # an odd margin of three before the row, an odd width.
+    "pool_outer_first_ncx (w stride 2, dilated)": ((1, 2, 5, 6, 19), dict(kernel=(2, 3, 4), strides=(2, 2, 2),
+                                                                        pads_begin=(0, 1, 3), pads_end=(1, 0, 3),
+                                                                        dilations=(1, 1, 2))),
     # NCX pairs along w: two bands of output rows (the last of two rows) and an input row past the last
     # window; three rows of pairs a window; 1-D; planes not adjacent (every second channel of a copy,
     # made below); the shortest rows it takes (AdaptiveMaxPool's 2x2 bins on small planes), with indices

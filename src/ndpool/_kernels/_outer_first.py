@@ -21,7 +21,9 @@ row with a zero result. Both are rare outside of tests (the tests' data is full 
 
 On NCX data (``pool_outer_first_ncx``) a unit is one output d slice of one plane, S and T are a
 slice's rows (T one output row at a time, between never-winning margins), the w pass folds T at
-the w stride, every output alike, and the exact loop is pool_width_inner.
+the w stride, every output alike (at stride 2 from T split into its even and odd elements, so that
+every tap is a unit-stride run: kernel_ab on 2x32x32x64x64 k3s2p1, one / two threads, 0.80x / 0.82x,
+f16 0.87x / 0.85x), and the exact loop is pool_width_inner.
 
 Values only (indices need the order), windows never empty, channels (NXC) or w (NCX) at unit stride:
 ``_launch`` sends nothing else here.
@@ -107,6 +109,30 @@ def _h_row(s_buf, h0, win, oh, dh, row_len, t_row, t0, keyed):  # type: ignore[n
 
 
 @njit(inline="always")
+def _split_pairs(src, at, count, dst, d0, half):  # type: ignore[no-untyped-def]
+    """dst[d0 + i] = src[at + 2*i], dst[d0 + half + i] = src[at + 2*i + 1] for i < count: a row split
+    into its even and odd elements (adjacent pairs loaded, split in registers). A run of its own: folded
+    and split in one loop (three rows of pairs, two runs of stores), LLVM left the h pass scalar."""
+    for i in range(count):
+        dst[np.uint64(d0 + i)] = src[np.uint64(at + 2 * i)]
+        dst[np.uint64(d0 + half + i)] = src[np.uint64(at + 2 * i + 1)]
+
+
+@njit(inline="always")
+def _w_pass_phases(t_ph, half, off, dw, k_w, o, ob, count, keyed):  # type: ignore[no-untyped-def]
+    """o[ob + j] = the greatest of T[2*j + off + jw*dw] over the taps jw, T split into its even and odd
+    elements (T[t] at t_ph[t // 2], or t_ph[half + t // 2] for an odd t), for j < count: three taps a
+    pass, each a unit-stride run (at the literal stride 2 from T itself, LLVM left the w pass scalar:
+    30% of the call on 2x32x32x64x64 k3s2p1)."""
+    for jw in range(0, k_w, 3):
+        pa = off + jw * dw
+        pb = pa + dw if jw + 1 < k_w else pa
+        pc = pa + 2 * dw if jw + 2 < k_w else pb
+        a, b, c = (pa & 1) * half + (pa >> 1), (pb & 1) * half + (pb >> 1), (pc & 1) * half + (pc >> 1)
+        _fold3(t_ph, a, b, c, 1, o, ob, count, jw == 0, False, keyed)
+
+
+@njit(inline="always")
 def _again(o, at, count):  # type: ignore[no-untyped-def]
     """Whether some output of o[at:at + count] is a zero (of either sign), where the order counts."""
     again = False
@@ -165,9 +191,10 @@ def pool_outer_first(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
                 _fold_taps(t_row, s_w * n_chan, dw * n_chan, f_w, e_w, o, ob, n_chan, False, keyed)
         if seed_lowest:  # openvino starts at lowest: a floor
             _floor(o, (row0 + oh0) * pixel_out, (oh1 - oh0) * pixel_out, lowest)
-        if not floats:
+        # Pooled again where the order mattered: the whole unit after a NaN, else rows with a zero
+        # (first one test over the unit's outputs, adjacent: a test per row stayed short loops).
+        if not floats or not (nan or _again(o, (row0 + oh0) * pixel_out, (oh1 - oh0) * pixel_out)):
             continue
-        # Pooled again where the order mattered: the whole unit after a NaN, else rows with a zero.
         for oh in range(oh0, oh1):
             if nan or _again(o, (row0 + oh) * pixel_out, pixel_out):
                 row = row0 + oh
@@ -207,17 +234,19 @@ def pool_outer_first_ncx(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
     dense = xs_h == in_w  # a slice's rows adjacent: one run
     before, after = _w_margins(p, in_w, out_w)
     row_len = before + in_w + after
+    off = p[38] + before  # output 0's first tap in T
+    half = (row_len + 1) // 2  # T's odd elements from here (w stride 2)
     s_buf = work[:in_h * in_w]
     # T: one output row's h window folded (in L1), between margins that no tap wins against, so that
     # the w pass folds every output alike, three taps a pass (before: all of T, then the borders one
     # by one and a pass per tap at a run-time stride). 2x32x32x64x64 k3s2p1, kernel alone: one
     # thread 4.35 -> 2.41 ms, two 2.51 -> 1.43.
-    t_row = work[in_h * in_w:in_h * in_w + row_len]
-    inner_work = work[in_h * in_w + row_len:]
-    for i in range(before):
-        t_row[i] = empty[1]
-    for i in range(before + in_w, row_len):
-        t_row[i] = empty[1]
+    t_row = work[in_h * in_w:in_h * in_w + 2 * half]
+    t_ph = work[in_h * in_w + 2 * half:in_h * in_w + 4 * half]  # w stride 2: T's even, then odd elements
+    inner_work = work[in_h * in_w + 4 * half:]
+    for t in range(2 * half):  # the margins (and one past T when its length is odd)
+        if t < before or t >= before + in_w:
+            t_row[t] = empty[1]
     unit_out = out_h * out_w
     for unit in range(row_lo, row_hi):  # (n, c, od)
         plane_no, od = unit // out_d, unit % out_d
@@ -231,15 +260,17 @@ def pool_outer_first_ncx(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
         ub = unit * unit_out
         for oh in range(out_h):
             _h_row(s_buf, 0, win, oh, dh, in_w, t_row, before, keyed)
-            if sw == 2:  # a literal stride: LLVM splits even and odd elements in registers
-                _fold_taps(t_row, 0, dw, 0, k_w, o, ub + oh * out_w, out_w, False, keyed, 2)
+            if sw == 2:
+                _split_pairs(t_row, 0, half, t_ph, 0, half)
+                _w_pass_phases(t_ph, half, off, dw, k_w, o, ub + oh * out_w, out_w, keyed)
             else:
-                _fold_taps(t_row, 0, dw, 0, k_w, o, ub + oh * out_w, out_w, False, keyed, sw)
+                _fold_taps(t_row, off, dw, 0, k_w, o, ub + oh * out_w, out_w, False, keyed, sw)
         if seed_lowest:  # openvino starts at lowest: a floor
             _floor(o, ub, unit_out, lowest)
-        if not floats:
+        # Pooled again where the order mattered (see pool_outer_first): first one test over the unit.
+        if not floats or not (nan or _again(o, ub, unit_out)):
             continue
-        for oh in range(out_h):  # pooled again where the order mattered (see pool_outer_first)
+        for oh in range(out_h):
             if nan or _again(o, ub + oh * out_w, out_w):
                 row = unit * out_h + oh
                 pool_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row, row + 1, inner_work, iwork)
@@ -247,11 +278,11 @@ def pool_outer_first_ncx(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
 
 def outer_first_ncx_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
     """(elements, int64s) of scratch ``pool_outer_first_ncx`` takes per thread: S, a row of T with
-    its margins, and pool_width_inner's own."""
+    its margins (rounded up to even) and its even and odd halves, and pool_width_inner's own."""
     in_h, in_w, out_w = in5[3], in5[4], out5[4]
     before, after = pure(_w_margins)(p, in_w, out_w)
     inner = width_inner_scratch(p, in5, out5)
-    return in_h * in_w + before + in_w + after + inner[0], inner[1]
+    return in_h * in_w + 2 * (before + in_w + after + 1) + inner[0], inner[1]
 
 
 def outer_first_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
