@@ -7,9 +7,14 @@ smaller flat index (earlier in row-major order) wins a tie, and for torch's rule
 between NaNs. The result is the sequential fold's, bit for bit, at about one vectorized read per input
 element (the per-output sequential loop was scalar and 3-5x slower than torch). Where no column
 maximum is a NaN, the second pass orders by value and then index instead of the rules' full
-ordering, through doubling levels: 8x64x100x100 -> 13x17 on one thread 8.7 -> 3.9 ms. Rows of at least
-``LANES`` elements fold ``LANES`` columns at a time over all the bin's rows, their maxima in registers
-(as ``_channel_blocks`` does with channels).
+ordering, through doubling levels: 8x64x100x100 -> 13x17 on one thread 8.7 -> 3.9 ms. Bins of up to
+WHOLE_MAX_ROWS input rows fold whole rows, one after the other, the winning rows kept as int32 offsets
+(kernel_ab, one / two threads: 8x64x100x100 -> 13x17 0.60x / 0.64x, 16x64x64x64 -> 7x9 0.90x / 0.79x,
+8x64x200x200 -> 25x25 0.87x / 0.86x). Taller bins on rows of at least ``LANES`` elements fold ``LANES``
+columns at a time over all the bin's rows, their maxima in registers (as ``_channel_blocks`` does with
+channels): there the whole rows lost (bins of 16 rows on 200x200 planes 1.26-1.49x the time, of 70 rows
+on 3-D 64x64 slices 1.6-1.8x), since the blocks load and store their maxima once per bin row, not once
+per input row.
 
 openvino's rule (start at the first tap, take v > m) is not associative; it is computed as "NaN never
 wins" and then the bin's first tap is checked: a NaN there is the result.
@@ -25,6 +30,9 @@ from ._jit import kernel
 from ._keys import as_key, is_keyed
 from ._prefetch import LINE, prefetch_read
 from ._separable import _level_of
+
+# Bins of at most this many input rows fold whole rows (see above; 16 lost on 200x200 planes).
+WHOLE_MAX_ROWS = 12
 
 
 @njit(inline="always")
@@ -58,6 +66,33 @@ def _fold_row(src, col, col_idx, fb, st_w, nan_top, hold, nan_bottom):  # type: 
         take = _row_wins(as_key(v), as_key(m), nan_top, hold, nan_bottom)
         col[w] = v if take else m
         col_idx[w] = fb + w * st_w if take else mi
+
+
+@njit(inline="always")
+def _fold_row_rel(flat, at, count, col, rel, r, nan_top, hold):  # type: ignore[no-untyped-def]
+    """_fold_row of the unit-stride row flat[at:at + count], a winning row's offset ``r`` (within the
+    bin, int32) kept in rel: half the bytes of an index per column, so twice the lanes a vector."""
+    for w in range(count):
+        v, m, mr = flat[np.uint64(at + w)], col[w], rel[w]  # (mr loaded either way: a conditional load is a branch)
+        take = _row_wins(as_key(v), as_key(m), nan_top, hold, not nan_top)
+        col[w] = v if take else m
+        rel[w] = r if take else mr
+
+
+@njit(inline="always")
+def _fold_bin_rows(flat, at, count, bin_rows, col, rel, nan_top, hold):  # type: ignore[no-untyped-def]
+    """The bin's rows (as in _fold_rows) folded whole, row after row, into col and rel (offsets
+    within the bin, int32)."""
+    xs_d, xs_h, s_d, e_d, s_h, e_h, st_d, st_h = bin_rows
+    for w in range(count):
+        col[w] = flat[np.uint64(at + w)]
+        rel[w] = np.int32(0)
+    for d in range(s_d, e_d):
+        for h in range(s_h, e_h):
+            if d == s_d and h == s_h:
+                continue
+            r = np.int32((d - s_d) * st_d + (h - s_h) * st_h)
+            _fold_row_rel(flat, at + (d - s_d) * xs_d + (h - s_h) * xs_h, count, col, rel, r, nan_top, hold)
 
 
 @njit(inline="always")
@@ -145,7 +180,13 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
     # registers, indices as int32 offsets within the plane (the column arrays took a load and store
     # per tap; two threads, i64 indices: 16x64x224x224 -> 7x7 23.8 -> 20.1 ms, 2x32x32x64x64 ->
     # 5x7x9 4.35 -> 2.30).
-    blocks = in_w >= LANES and xst[4] == 1 and p[15] * p[16] * in_w < 2**31
+    rel_fits = p[15] * p[16] * in_w < 2**31  # a plane's offsets fit int32
+    blocks = in_w >= LANES and xst[4] == 1 and rel_fits
+    # Unit-stride rows of short bins: the bin's input rows folded whole, one after the other, into the
+    # column maxima and int32 row offsets (reads in memory order; the blocks below read a bin row
+    # column block by column block, and write each block's lanes out one by one).
+    unit_rows = xst[4] == 1 and rel_fits
+    rel = iwork[(1 + top) * in_w:(1 + top) * in_w + (in_w + 1) // 2].view(np.int32)
     mk = _lanes_like(as_key(empty[0]))
     mv = _lanes_like(empty[0])
     mr = _lanes_like(np.int32(0))
@@ -154,6 +195,7 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
         n, c, od, oh, plane, s_d, e_d, s_h, e_h = _bin_rows_at(row, n_chan, out_d, out_h, win, xoff, xst)
         base = n * off_n + c * off_c
         g0 = s_d * st_d + s_h * st_h
+        whole = unit_rows and e_d * e_h <= WHOLE_MAX_ROWS
         bin_rows = (xst[2], xst[3], s_d, s_d + e_d, s_h, s_h + e_h, st_d, st_h)
         # While this bin row's blocks fold, the next one's lines are requested, a block's columns at
         # a time: the blocks read their rows column block by column block, which the hardware's
@@ -161,7 +203,7 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
         _, _, _, _, p_next, s_d2, e_d2, s_h2, e_h2 = _bin_rows_at(min(row + 1, row_hi - 1), n_chan, out_d, out_h,
                                                                   win, xoff, xst)
         ahead = row + 1 < row_hi
-        for w0 in range(0, in_w if blocks else 0, LANES):
+        for w0 in range(0, in_w if blocks and not whole else 0, LANES):
             w0 = min(w0, in_w - LANES)  # the last block overlaps the one before
             if ahead:
                 _prefetch_columns(flat, p_next, s_d2, e_d2, s_h2, e_h2, xst[2], xst[3], w0, step)
@@ -180,7 +222,17 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
             else:
                 for i in range(LANES):
                     col[w0 + i] = mk[i]
-        for jd in range(0 if blocks else e_d):
+        if whole:
+            at = plane + s_d * xst[2] + s_h * xst[3]
+            if not nan_top:  # one loop per rule, its flags constant
+                _fold_bin_rows(flat, at, in_w, bin_rows, col, rel, False, False)
+            elif hold:
+                _fold_bin_rows(flat, at, in_w, bin_rows, col, rel, True, True)
+            else:
+                _fold_bin_rows(flat, at, in_w, bin_rows, col, rel, True, False)
+            for w in range(in_w):
+                col_idx[w] = g0 + rel[w] + w * st_w
+        for jd in range(0 if blocks or whole else e_d):
             d = s_d + jd
             for jh in range(e_h):
                 h = s_h + jh
@@ -245,7 +297,8 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
 
 def adaptive_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
     """(elements, int64s) of scratch ``adaptive_width_inner`` takes per thread: column maxima (and a
-    strided row's copy), and their doubling levels up to the widest bin (at most the row)."""
+    strided row's copy), and their doubling levels up to the widest bin (at most the row); the int32
+    row offsets of whole rows."""
     in_w = in5[4]
     top = max(1, in_w).bit_length() - 1
-    return (2 + top) * in_w, (1 + top) * in_w
+    return (2 + top) * in_w, (1 + top) * in_w + (in_w + 1) // 2
