@@ -40,6 +40,11 @@ QUICK_REPEAT = 2
 # 3.8 ms in a row, 6.5 ms on the call right after an OpenVINO call (benchmarks run side by side, 2 threads); the
 # peers suffered alike after one another. With one call per turn no sample was ever undisturbed.
 BURST = 3
+# ... and for fast calls, more of them in a row: a burst goes on until it has lasted this long (at most
+# BURST_MAX calls). Three calls of a millisecond gave each engine two undisturbed samples a round, and the
+# same engine's minimum moved 1.3x between two rows of one run; every candidate gets the same rule.
+BURST_MIN_S = 0.02
+BURST_MAX = 40
 # A call slower than this is not repeated: its warm-up time is its figure. OpenVINO's MaxPool-8 with indices takes
 # a minute per call on the SPP workloads; repeating it would make the suite hours long for a figure that is
 # 1000x off the others anyway.
@@ -187,15 +192,19 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def time_round_robin(runners: dict[str, Callable[[], Any]], repeat: int, burst: int = BURST) -> dict[str, float]:
-    """Minimum seconds per runner over `repeat` rounds of `burst` calls in a row each; GC off while timing."""
+    """Minimum seconds per runner over `repeat` rounds of `burst` calls in a row each (more for fast calls, up
+    to BURST_MIN_S in a row); GC off while timing."""
     samples: dict[str, list[float]] = {key: [] for key in runners}
     gc.collect()
     gc.disable()
     try:
         for _ in range(repeat):
             for key, fn in runners.items():
-                for _ in range(burst):
-                    samples[key].append(_timed(fn)[0])
+                spent, calls = 0.0, 0
+                while calls < burst or (spent < BURST_MIN_S and calls < BURST_MAX):
+                    t = _timed(fn)[0]
+                    samples[key].append(t)
+                    spent, calls = spent + t, calls + 1
     finally:
         gc.enable()
     return {key: min(ts) for key, ts in samples.items()}

@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -414,12 +415,18 @@ def test_bench_errors(capsys: Capsys, tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_bench_times_calls_in_bursts() -> None:
-    # Every runner is called `burst` times in a row per round, round-robin, and keeps its fastest call.
+    # Round-robin: every runner is called `burst` times in a row per round at least, a fast one until
+    # BURST_MIN_S has passed (at most BURST_MAX calls), and keeps its fastest call.
     suite = cli._load_suite(REPO / "benchmarks")
     calls: list[str] = []
-    best = suite.time_round_robin({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, 2, burst=3)
-    assert calls == ["a"] * 3 + ["b"] * 3 + ["a"] * 3 + ["b"] * 3
-    assert set(best) == {"a", "b"} and all(0 <= t < 1 for t in best.values())
+
+    def slow() -> None:  # three calls last longer than BURST_MIN_S
+        calls.append("s")
+        time.sleep(suite.BURST_MIN_S / 2)
+
+    best = suite.time_round_robin({"a": lambda: calls.append("a"), "s": slow}, 2, burst=3)
+    assert calls == (["a"] * suite.BURST_MAX + ["s"] * 3) * 2
+    assert set(best) == {"a", "s"} and 0 <= best["a"] < suite.BURST_MIN_S / 2 <= best["s"] < 1
 
 
 def test_bench_finds_the_checkout() -> None:
