@@ -31,7 +31,9 @@ alternated, min of 4 rounds; one / two threads): AdaptiveMaxPool 32x512x14x14 ->
 1.32 / 2.33 -> 1.24 ms, f16 0.45x, bf16 0.43-0.67x; k2s2 16x64x28x28 0.38-0.63x, 32x512x10x10 0.53-0.60x;
 values, 1-D rows, wider rows and 3x2 windows unchanged within the noise (0.8-1.15x). Values only, the
 w pass stores no winning taps (int64 selects and stores it did not need; kernel_ab, one / two threads):
-k2s2 on 1x256x256x256 9.27 -> 6.2 / 5.88 -> 4.21 ms, in f16 0.40x / 0.77x, 3x2 windows 0.85x.
+k2s2 on 1x256x256x256 9.27 -> 6.2 / 5.88 -> 4.21 ms, in f16 0.40x / 0.77x, 3x2 windows 0.85x. With
+indices the taps are int32 (they were int64): k2s2 on 1x256x256x256 0.85x / 0.86x, AdaptiveMaxPool
+32x512x14x14 -> 7x7 i64 0.95x / 0.88x.
 """
 
 from __future__ import annotations
@@ -164,7 +166,7 @@ def pool_tiles(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
     band = max(1, BAND_PAIRS // (k_h * out_w))  # output rows a band
     pairs = band * k_h * out_w + H_LANES  # (_h_lanes reads past a band's pairs)
     hv = work[:pairs]
-    hb = iwork[:pairs]
+    hb = iwork[:pairs].view(np.int32)  # (int32 taps: int64 ones halved the w pass's vectors)
     inner_work = work[pairs:]
     inner_iwork = iwork[pairs:]
     lanes = want_idx and k_h == 2 and out_w < SHORT_ROW
