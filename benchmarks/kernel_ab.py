@@ -28,7 +28,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -106,15 +105,6 @@ def runner(entry: Any, scratch: Callable[..., tuple[int, int]], plan: Any, x: np
         return out5, idx5
 
     return run
-
-
-def minimum_ms(run: Callable[[], Any], burst: int = BURST) -> float:
-    best = float("inf")
-    for _ in range(burst):
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
-    return best * 1e3
 
 
 def parse_case(text: str) -> tuple[str, Callable[[], Any]]:
@@ -200,11 +190,8 @@ def main(argv: list[str] | None = None) -> None:
         try:
             for n in threads:
                 numba.set_num_threads(n)
-                best = {tag: float("inf") for tag in runs}
-                for _ in range(args.rounds):
-                    for tag, run in runs.items():
-                        best[tag] = min(best[tag], minimum_ms(run))
-                old, new = best.values()
+                best = suite.time_round_robin(runs, args.rounds, burst=BURST)  # (versions alternated)
+                old, new = (seconds * 1e3 for seconds in best.values())
                 cells.append(f"{n} thread{'s' if n > 1 else ''} {old:.3g} -> {new:.3g} ms ({new / old:.2f}x)")
         finally:
             numba.set_num_threads(before)

@@ -180,12 +180,11 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
     # registers, indices as int32 offsets within the plane (the column arrays took a load and store
     # per tap; two threads, i64 indices: 16x64x224x224 -> 7x7 23.8 -> 20.1 ms, 2x32x32x64x64 ->
     # 5x7x9 4.35 -> 2.30).
-    rel_fits = p[15] * p[16] * in_w < 2**31  # a plane's offsets fit int32
-    blocks = in_w >= LANES and xst[4] == 1 and rel_fits
+    unit_rows = xst[4] == 1 and p[15] * p[16] * in_w < 2**31  # (and a plane's offsets fit int32)
+    blocks = in_w >= LANES and unit_rows
     # Unit-stride rows of short bins: the bin's input rows folded whole, one after the other, into the
     # column maxima and int32 row offsets (reads in memory order; the blocks below read a bin row
     # column block by column block, and write each block's lanes out one by one).
-    unit_rows = xst[4] == 1 and rel_fits
     rel = iwork[(1 + top) * in_w:(1 + top) * in_w + (in_w + 1) // 2].view(np.int32)
     mk = _lanes_like(as_key(empty[0]))
     mv = _lanes_like(empty[0])

@@ -109,13 +109,13 @@ def _h_row(s_buf, h0, win, oh, dh, row_len, t_row, t0, keyed):  # type: ignore[n
 
 
 @njit(inline="always")
-def _split_pairs(src, at, count, dst, d0, half):  # type: ignore[no-untyped-def]
-    """dst[d0 + i] = src[at + 2*i], dst[d0 + half + i] = src[at + 2*i + 1] for i < count: a row split
-    into its even and odd elements (adjacent pairs loaded, split in registers). A run of its own: folded
-    and split in one loop (three rows of pairs, two runs of stores), LLVM left the h pass scalar."""
-    for i in range(count):
-        dst[np.uint64(d0 + i)] = src[np.uint64(at + 2 * i)]
-        dst[np.uint64(d0 + half + i)] = src[np.uint64(at + 2 * i + 1)]
+def _split_pairs(src, dst, half):  # type: ignore[no-untyped-def]
+    """dst[i] = src[2*i], dst[half + i] = src[2*i + 1] for i < half: a row split into its even and odd
+    elements (adjacent pairs loaded, split in registers). A run of its own: folded and split in one
+    loop (three rows of pairs, two runs of stores), LLVM left the h pass scalar."""
+    for i in range(half):
+        dst[np.uint64(i)] = src[np.uint64(2 * i)]
+        dst[np.uint64(half + i)] = src[np.uint64(2 * i + 1)]
 
 
 @njit(inline="always")
@@ -212,6 +212,14 @@ def band_input_rows(p):  # type: ignore[no-untyped-def]
 
 
 @njit(inline="always")
+def _t_layout(p, in_w, out_w):  # type: ignore[no-untyped-def]
+    """(before, half): T's margin before the row, and half its length rounded up (its odd elements'
+    start once split; T and its split halves take 2 * half elements each)."""
+    before, after = _w_margins(p, in_w, out_w)
+    return before, (before + in_w + after + 1) // 2
+
+
+@njit(inline="always")
 def _w_margins(p, in_w, out_w):  # type: ignore[no-untyped-def]
     """(before, after): the never-winning elements a row needs on either side so that every w tap of
     every window lies in it (p: the launcher's parameters; the first window starts at p[38])."""
@@ -232,10 +240,8 @@ def pool_outer_first_ncx(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
     floats = not nan_free(flat)
     lowest = empty[0]
     dense = xs_h == in_w  # a slice's rows adjacent: one run
-    before, after = _w_margins(p, in_w, out_w)
-    row_len = before + in_w + after
+    before, half = _t_layout(p, in_w, out_w)
     off = p[38] + before  # output 0's first tap in T
-    half = (row_len + 1) // 2  # T's odd elements from here (w stride 2)
     s_buf = work[:in_h * in_w]
     # T: one output row's h window folded (in L1), between margins that no tap wins against, so that
     # the w pass folds every output alike, three taps a pass (before: all of T, then the borders one
@@ -261,7 +267,7 @@ def pool_outer_first_ncx(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
         for oh in range(out_h):
             _h_row(s_buf, 0, win, oh, dh, in_w, t_row, before, keyed)
             if sw == 2:
-                _split_pairs(t_row, 0, half, t_ph, 0, half)
+                _split_pairs(t_row, t_ph, half)
                 _w_pass_phases(t_ph, half, off, dw, k_w, o, ub + oh * out_w, out_w, keyed)
             else:
                 _fold_taps(t_row, off, dw, 0, k_w, o, ub + oh * out_w, out_w, False, keyed, sw)
@@ -279,10 +285,10 @@ def pool_outer_first_ncx(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
 def outer_first_ncx_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
     """(elements, int64s) of scratch ``pool_outer_first_ncx`` takes per thread: S, a row of T with
     its margins (rounded up to even) and its even and odd halves, and pool_width_inner's own."""
-    in_h, in_w, out_w = in5[3], in5[4], out5[4]
-    before, after = pure(_w_margins)(p, in_w, out_w)
+    in_h, in_w = in5[3], in5[4]
+    _, half = pure(_t_layout)(p, in_w, out5[4])
     inner = width_inner_scratch(p, in5, out5)
-    return in_h * in_w + 2 * (before + in_w + after + 1) + inner[0], inner[1]
+    return in_h * in_w + 4 * half + inner[0], inner[1]
 
 
 def outer_first_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:

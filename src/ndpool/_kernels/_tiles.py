@@ -42,7 +42,7 @@ import numpy as np
 from numba import njit
 
 from ._channel_blocks import _stack_slots
-from ._jit import kernel
+from ._jit import kernel, pure
 from ._keys import as_key, is_keyed
 from ._loops import _index_params, _rules
 from ._width_inner import pool_width_inner, width_inner_scratch
@@ -51,6 +51,14 @@ from ._width_inner import pool_width_inner, width_inner_scratch
 BAND_PAIRS = 1 << 12
 # Outputs a row at least (the launcher's condition; measured above).
 MIN_ROW = 5
+
+
+@njit(inline="always")
+def _band_pairs(k_h, out_w):  # type: ignore[no-untyped-def]
+    """(output rows a band, hv and hb elements a thread's scratch holds): the band's rows of pairs, and
+    H_LANES more that _h_lanes reads past them (the kernel's and tiles_scratch's one count)."""
+    band = max(1, BAND_PAIRS // (k_h * out_w))
+    return band, band * k_h * out_w + H_LANES
 
 
 @njit(inline="always")
@@ -163,8 +171,7 @@ def pool_tiles(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
     o, oi = out.reshape(-1), idx.reshape(-1)
     keyed = is_keyed(flat)
     kl = as_key(empty[0])
-    band = max(1, BAND_PAIRS // (k_h * out_w))  # output rows a band
-    pairs = band * k_h * out_w + H_LANES  # (_h_lanes reads past a band's pairs)
+    band, pairs = _band_pairs(k_h, out_w)
     hv = work[:pairs]
     hb = iwork[:pairs].view(np.int32)  # (int32 taps: int64 ones halved the w pass's vectors)
     inner_work = work[pairs:]
@@ -181,7 +188,7 @@ def pool_tiles(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
         nan = False
         for oh0 in range(0, out_h, band):
             rows = min(band, out_h - oh0)
-            # Values only: no winning taps (their int64 stores halved the pass's vectors).
+            # Values only: no winning taps (their selects and stores halved the pass's vectors).
             if want_idx:
                 nan |= _w_pairs(flat, at + oh0 * k_h * in_w, rows * k_h * out_w, hv, hb, keyed, True)
             else:
@@ -213,7 +220,6 @@ def pool_tiles(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
 def tiles_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
     """(elements, int64s) of scratch ``pool_tiles`` takes per thread: a band's pairs (hv, hb), and
     pool_width_inner's own."""
-    k_h, out_w = int(p[32]), out5[4]
-    pairs = max(1, BAND_PAIRS // (k_h * out_w)) * k_h * out_w + H_LANES
+    _, pairs = pure(_band_pairs)(int(p[32]), out5[4])
     inner = width_inner_scratch(p, in5, out5)
     return pairs + inner[0], pairs + inner[1]
