@@ -163,7 +163,8 @@ def main(argv: list[str] | None = None) -> None:
     current = importlib.import_module(f"ndpool._kernels.{module}")
     cases = [parse_case(c) for c in args.case] or suite_cases(args.filter)
     threads = sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)})
-    print(f"{rel}: {args.base} against the working tree; minimum of at least {BURST} calls per turn (the suite's round-robin), {args.rounds} turns each")
+    print(f"{rel}: {args.base} against the working tree; minimum of at least {BURST} calls per turn "
+          f"(the suite's round-robin), {args.rounds} turns each")
     for name, call in cases:
         plan, x = capture_plan(call)
         kernel_name = plan.kernel.py_func.__name__ if plan.kernel is not None else None
