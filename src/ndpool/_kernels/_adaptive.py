@@ -186,6 +186,8 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
     # column maxima and int32 row offsets (reads in memory order; the blocks below read a bin row
     # column block by column block, and write each block's lanes out one by one).
     rel = iwork[(1 + top) * in_w:(1 + top) * in_w + (in_w + 1) // 2].view(np.int32)
+    # Unit-stride rows: the columns' indices (and their levels) as int32, relative to the bins' first tap.
+    ci32 = iwork[:(1 + top) * in_w].view(np.int32)
     mk = _lanes_like(as_key(empty[0]))
     mv = _lanes_like(empty[0])
     mr = _lanes_like(np.int32(0))
@@ -214,7 +216,7 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
             else:
                 _fold_rows(flat, at, bin_rows, mk, mv, mr, keyed, True, False)
             for i in range(LANES):
-                col_idx[w0 + i] = g0 + mr[i] + (w0 + i) * st_w
+                ci32[w0 + i] = mr[i] + np.int32((w0 + i) * st_w)
             if keyed:
                 for i in range(LANES):
                     col[w0 + i] = mv[i]
@@ -230,13 +232,13 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
             else:
                 _fold_bin_rows(flat, at, in_w, bin_rows, col, rel, True, False)
             for w in range(in_w):
-                col_idx[w] = g0 + rel[w] + w * st_w
+                ci32[w] = rel[w] + np.int32(w * st_w)
         for jd in range(0 if blocks or whole else e_d):
             d = s_d + jd
             for jh in range(e_h):
                 h = s_h + jh
                 at = plane + d * xst[2] + h * xst[3]
-                fb = d * st_d + h * st_h
+                fb = d * st_d + h * st_h - g0
                 if jd == 0 and jh == 0:
                     for w in range(in_w):
                         col[w] = flat[at + w * xst[4]]
@@ -248,50 +250,65 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
                     for w in range(in_w):
                         scratch[w] = flat[at + w * xst[4]]
                     _fold_row(scratch, col, col_idx, fb, st_w, nan_top, hold, nan_bottom)
-        o = out[n, c, od, oh]
-        oi = idx[n, c, od, oh]
-        # Column maxima without a NaN (one vectorized pass tells) are ordered by value, then by index,
-        # a total order: each level of doubling is one vectorized pass over the row, and a bin is
-        # the greater of two values of the level that covers it (8x64x100x100 -> 13x17, one thread:
-        # the bins' sequential folds took 1.8 of the call's 4.2 ms).
-        plain = True
-        for w in range(in_w):
-            k = as_key(col[w])
-            plain &= k == k
-        if plain:  # (level t's values at work[_level_at(t, in_w)], its indices at iwork[t * in_w])
-            for t in range(1, top + 1):
-                half = 1 << (t - 1)
-                lo_v, lo_i, at_v, at_i = _level_at(t - 1, in_w), (t - 1) * in_w, _level_at(t, in_w), t * in_w
-                for w in range(in_w - 2 * half + 1):
-                    m, mi = _plain_better(work[np.uint64(lo_v + w + half)], iwork[np.uint64(lo_i + w + half)],
-                                          work[np.uint64(lo_v + w)], iwork[np.uint64(lo_i + w)])
-                    work[np.uint64(at_v + w)], iwork[np.uint64(at_i + w)] = m, mi
-        for ow in range(out_w):
-            s_w, e_w = win[2, 0, ow], win[2, 2, ow]
-            m, mi = col[s_w], col_idx[s_w]
-            if plain:
-                t = _level_of(e_w)
-                if t > 0:
-                    a, b = _level_at(t, in_w) + s_w, _level_at(t, in_w) + s_w + e_w - (1 << t)
-                    m, mi = _plain_better(work[b], iwork[b - in_w], work[a], iwork[a - in_w])
-            else:
-                # _better orders every pair whatever their arrival: two chains of columns (even and
-                # odd offsets) run side by side, then meet.
-                m2, mi2 = m, mi
-                for w in range(s_w + 1, s_w + e_w - 1, 2):
-                    m, mi = _kept(col[w], col_idx[w], m, mi, nan_top, nan_last, nan_bottom)
-                    m2, mi2 = _kept(col[w + 1], col_idx[w + 1], m2, mi2, nan_top, nan_last, nan_bottom)
-                if e_w % 2 == 0:  # the last column
-                    m2, mi2 = _kept(col[s_w + e_w - 1], col_idx[s_w + e_w - 1], m2, mi2, nan_top, nan_last,
-                                    nan_bottom)
-                m, mi = _kept(m2, mi2, m, mi, nan_top, nan_last, nan_bottom)
-            if first_valid:  # openvino: a NaN first tap is the result
-                first = flat[plane + s_d * xst[2] + s_h * xst[3] + s_w * xst[4]]
-                kf = as_key(first)
-                if kf != kf:
-                    m, mi = first, s_d * st_d + s_h * st_h + s_w * st_w
-            o[ow] = m
-            oi[ow] = base + mi
+        o, oi = out[n, c, od, oh], idx[n, c, od, oh]
+        at = plane + s_d * xst[2] + s_h * xst[3]  # the bins' first row
+        if blocks or whole:  # (int32 indices in ci32)
+            _bins_of_columns(col, ci32, work, in_w, top, win, out_w, o, oi, base + g0, flat, at, xst[4], st_w,
+                             first_valid, nan_top, nan_last, nan_bottom)
+        else:
+            _bins_of_columns(col, col_idx, work, in_w, top, win, out_w, o, oi, base + g0, flat, at, xst[4], st_w,
+                             first_valid, nan_top, nan_last, nan_bottom)
+
+
+@njit(inline="always")
+def _bins_of_columns(col, ci, work, in_w, top, win, out_w, o, oi, g, flat, at, xs_w, st_w, first_valid, nan_top,
+                     nan_last, nan_bottom):  # type: ignore[no-untyped-def]
+    """Each bin of an output row from its columns' maxima col and their indices ci (relative to the
+    bins' first tap, whose index is ``g``): ``ci`` is int32 where the rows were folded whole or in
+    blocks (planes whose offsets fit it), twice the lanes a vector of the doubling levels
+    (8x64x100x100 -> 13x17 NCX, kernel_ab one / two threads: 0.93x / 0.92x the time), else int64. Level t of the
+    doubling is at work[_level_at(t, in_w)] (values) and ci[t * in_w] (indices)."""
+    # Column maxima without a NaN (one vectorized pass tells) are ordered by value, then by index,
+    # a total order: each level of doubling is one vectorized pass over the row, and a bin is
+    # the greater of two values of the level that covers it (8x64x100x100 -> 13x17, one thread:
+    # the bins' sequential folds took 1.8 of the call's 4.2 ms).
+    plain = True
+    for w in range(in_w):
+        k = as_key(col[w])
+        plain &= k == k
+    if plain:
+        for t in range(1, top + 1):
+            half = 1 << (t - 1)
+            lo_v, lo_i, at_v, at_i = _level_at(t - 1, in_w), (t - 1) * in_w, _level_at(t, in_w), t * in_w
+            for w in range(in_w - 2 * half + 1):
+                m, mi = _plain_better(work[np.uint64(lo_v + w + half)], ci[np.uint64(lo_i + w + half)],
+                                      work[np.uint64(lo_v + w)], ci[np.uint64(lo_i + w)])
+                work[np.uint64(at_v + w)], ci[np.uint64(at_i + w)] = m, mi
+    for ow in range(out_w):
+        s_w, e_w = win[2, 0, ow], win[2, 2, ow]
+        m, mi = col[s_w], ci[s_w]
+        if plain:
+            t = _level_of(e_w)
+            if t > 0:
+                a, b = _level_at(t, in_w) + s_w, _level_at(t, in_w) + s_w + e_w - (1 << t)
+                m, mi = _plain_better(work[b], ci[b - in_w], work[a], ci[a - in_w])
+        else:
+            # _better orders every pair whatever their arrival: two chains of columns (even and
+            # odd offsets) run side by side, then meet.
+            m2, mi2 = m, mi
+            for w in range(s_w + 1, s_w + e_w - 1, 2):
+                m, mi = _kept(col[w], ci[w], m, mi, nan_top, nan_last, nan_bottom)
+                m2, mi2 = _kept(col[w + 1], ci[w + 1], m2, mi2, nan_top, nan_last, nan_bottom)
+            if e_w % 2 == 0:  # the last column
+                m2, mi2 = _kept(col[s_w + e_w - 1], ci[s_w + e_w - 1], m2, mi2, nan_top, nan_last, nan_bottom)
+            m, mi = _kept(m2, mi2, m, mi, nan_top, nan_last, nan_bottom)
+        if first_valid:  # openvino: a NaN first tap is the result
+            first = flat[at + s_w * xs_w]
+            kf = as_key(first)
+            if kf != kf:
+                m, mi = first, s_w * st_w
+        o[ow] = m
+        oi[ow] = g + mi
 
 
 def adaptive_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
