@@ -182,11 +182,8 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
     # 5x7x9 4.35 -> 2.30).
     unit_rows = xst[4] == 1 and p[15] * p[16] * in_w < 2**31  # (and a plane's offsets fit int32)
     blocks = in_w >= LANES and unit_rows
-    # Unit-stride rows of short bins: the bin's input rows folded whole, one after the other, into the
-    # column maxima and int32 row offsets (reads in memory order; the blocks below read a bin row
-    # column block by column block, and write each block's lanes out one by one).
-    rel = iwork[(1 + top) * in_w:(1 + top) * in_w + (in_w + 1) // 2].view(np.int32)
-    # Unit-stride rows: the columns' indices (and their levels) as int32, relative to the bins' first tap.
+    # Unit-stride rows: the columns' indices (and their levels) as int32, relative to the bins' first
+    # tap (the int64 scratch viewed as int32: twice the slots the levels need).
     ci32 = iwork[:(1 + top) * in_w].view(np.int32)
     mk = _lanes_like(as_key(empty[0]))
     mv = _lanes_like(empty[0])
@@ -223,16 +220,20 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
             else:
                 for i in range(LANES):
                     col[w0 + i] = mk[i]
+        # Unit-stride rows of short bins: the bin's input rows folded whole, one after the other, into the
+        # column maxima and int32 row offsets (reads in memory order; the blocks above read a bin row
+        # column block by column block, and write each block's lanes out one by one), the columns'
+        # own offsets added after.
         if whole:
             at = plane + s_d * xst[2] + s_h * xst[3]
             if not nan_top:  # one loop per rule, its flags constant
-                _fold_bin_rows(flat, at, in_w, bin_rows, col, rel, False, False)
+                _fold_bin_rows(flat, at, in_w, bin_rows, col, ci32, False, False)
             elif hold:
-                _fold_bin_rows(flat, at, in_w, bin_rows, col, rel, True, True)
+                _fold_bin_rows(flat, at, in_w, bin_rows, col, ci32, True, True)
             else:
-                _fold_bin_rows(flat, at, in_w, bin_rows, col, rel, True, False)
+                _fold_bin_rows(flat, at, in_w, bin_rows, col, ci32, True, False)
             for w in range(in_w):
-                ci32[w] = rel[w] + np.int32(w * st_w)
+                ci32[w] += np.int32(w * st_w)
         for jd in range(0 if blocks or whole else e_d):
             d = s_d + jd
             for jh in range(e_h):
@@ -266,8 +267,8 @@ def _bins_of_columns(col, ci, work, in_w, top, win, out_w, o, oi, g, flat, at, x
     """Each bin of an output row from its columns' maxima col and their indices ci (relative to the
     bins' first tap, whose index is ``g``): ``ci`` is int32 where the rows were folded whole or in
     blocks (planes whose offsets fit it), twice the lanes a vector of the doubling levels
-    (8x64x100x100 -> 13x17 NCX, kernel_ab one / two threads: 0.93x / 0.92x the time), else int64. Level t of the
-    doubling is at work[_level_at(t, in_w)] (values) and ci[t * in_w] (indices)."""
+    (8x64x100x100 -> 13x17 NCX, kernel_ab one / two threads: 0.93x / 0.92x the time), else int64.
+    Level t of the doubling is at work[_level_at(t, in_w)] (values) and ci[t * in_w] (indices)."""
     # Column maxima without a NaN (one vectorized pass tells) are ordered by value, then by index,
     # a total order: each level of doubling is one vectorized pass over the row, and a bin is
     # the greater of two values of the level that covers it (8x64x100x100 -> 13x17, one thread:
@@ -313,8 +314,7 @@ def _bins_of_columns(col, ci, work, in_w, top, win, out_w, o, oi, g, flat, at, x
 
 def adaptive_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
     """(elements, int64s) of scratch ``adaptive_width_inner`` takes per thread: column maxima (and a
-    strided row's copy), and their doubling levels up to the widest bin (at most the row); the int32
-    row offsets of whole rows."""
+    strided row's copy), and their doubling levels up to the widest bin (at most the row)."""
     in_w = in5[4]
     top = max(1, in_w).bit_length() - 1
-    return (2 + top) * in_w, (1 + top) * in_w + (in_w + 1) // 2
+    return (2 + top) * in_w, (1 + top) * in_w

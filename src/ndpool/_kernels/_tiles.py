@@ -173,9 +173,10 @@ def pool_tiles(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
     kl = as_key(empty[0])
     band, pairs = _band_pairs(k_h, out_w)
     hv = work[:pairs]
-    hb = iwork[:pairs].view(np.int32)  # (int32 taps: int64 ones halved the w pass's vectors)
+    taps = (pairs + 1) // 2  # int64s holding the pairs' int32 taps (int64 taps halved the w pass's vectors)
+    hb = iwork[:taps].view(np.int32)
     inner_work = work[pairs:]
-    inner_iwork = iwork[pairs:]
+    inner_iwork = iwork[taps:]
     lanes = want_idx and k_h == 2 and out_w < SHORT_ROW
     job_end = row_hi * out_h * out_w  # _h_lanes writes up to here, no further
     rv = _h_lanes_like(empty[0])
@@ -218,8 +219,8 @@ def pool_tiles(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
 
 
 def tiles_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
-    """(elements, int64s) of scratch ``pool_tiles`` takes per thread: a band's pairs (hv, hb), and
-    pool_width_inner's own."""
+    """(elements, int64s) of scratch ``pool_tiles`` takes per thread: a band's pairs (hv, and hb as
+    int32 in half as many int64s), and pool_width_inner's own."""
     _, pairs = pure(_band_pairs)(int(p[32]), out5[4])
     inner = width_inner_scratch(p, in5, out5)
-    return pairs + inner[0], pairs + inner[1]
+    return pairs + inner[0], (pairs + 1) // 2 + inner[1]
