@@ -784,6 +784,129 @@ def test_sliding_on_any_window_and_unit(seed: int, monkeypatch: pytest.MonkeyPat
     assert _launch.pool_sliding in chosen
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+def test_outer_first_on_any_window_and_band(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pool_outer_first and pool_outer_first_ncx on random 3-D cases without indices, wherever they can
+    run (any number of taps), NXC in random bands of output rows: windows dilated past the stride whose
+    first or last taps fall in the pads (a band's rows read are not its first and last windows')."""
+    from ndpool._kernels import _launch
+
+    chosen = _chosen_kernels(monkeypatch)
+    rng = np.random.default_rng(seed + 3)
+    monkeypatch.setattr(_launch, "_OUTER_FIRST_MIN_TAPS", 0)
+    band = [1]
+    monkeypatch.setattr(_launch, "_outer_first_band", lambda geom: band[0])
+    checked = 0
+    for _ in range(8000):  # (about a third 3-D; of those, the values-only cases without empty windows)
+        x, attrs = _max_pool_case(rng)
+        if x.ndim != 5:
+            continue
+        attrs["return_indices"] = False
+        attrs["dilations"] = tuple(int(d) for d in rng.integers(1, 4, 3))
+        band[0] = int(rng.integers(1, 5))
+        _launch.forget_plans()  # (a kept plan would keep its band)
+        try:
+            expected = _run("numpy", ndpool.max_pool, x, **attrs)
+        except ndpool.PoolingError:
+            continue
+        before = len(chosen)
+        got = _run("numba", ndpool.max_pool, x, **attrs)
+        assert np.array_equal(_bits(expected), _bits(got)), (
+            f"seed {seed}: {x.dtype} {x.shape} strides {x.strides} {attrs} band {band[0]}")
+        checked += any(k in (_launch.pool_outer_first, _launch.pool_outer_first_ncx) for k in chosen[before:])
+    assert checked > 80
+    assert _launch.pool_outer_first in chosen and _launch.pool_outer_first_ncx in chosen
+
+
+def _force_loop(loop: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the launcher take ``loop`` wherever it can run, whatever it would cost."""
+    from ndpool._kernels import _launch
+
+    if loop == "separable":  # pool_separable, and pool_separable_nxc on 1-D and 2-D NXC data
+        monkeypatch.setattr(_launch, "_separable_pays", lambda x, geom, bounds: True)
+        monkeypatch.setattr(_launch, "_band_rows", lambda geom, bounds: 3)  # (NXC: several bands, the last partial)
+    elif loop == "pool_plane_lanes":
+        real = _launch._plane_lanes_pay
+        monkeypatch.setattr(_launch, "_LANES_MAX_WIDTH", 1 << 20)
+        monkeypatch.setattr(_launch, "_LANES_MAX_WIDTH_S1", 1 << 20)
+        monkeypatch.setattr(_launch, "_plane_lanes_pay", lambda x, geom, bounds: (
+            not _launch._channels_adjacent(x, geom) and _launch._no_empty_window(bounds)
+            and _launch.compiled_for(_launch.pool_plane_lanes, x.dtype)) or real(x, geom, bounds))
+        monkeypatch.setattr(_launch, "_bin_rows_pay", lambda x, geom: False)
+    elif loop == "pool_channel_blocks":  # (at least LANES channels: the test makes them)
+        monkeypatch.setattr(_launch, "_BLOCKS_MIN_TAPS", 0)
+    elif loop == "pool_channel_runs":
+        monkeypatch.setattr(_launch, "_BLOCKS_MIN_CHANNELS", 1 << 20)
+        monkeypatch.setattr(_launch, "_RUNS_MAX_CHANNELS", 1 << 20)
+    elif loop == "adaptive_width_inner":
+        monkeypatch.setattr(_launch, "_bin_rows_pay", lambda x, geom: True)
+    # (Never the cost-chosen loops that would take the case first.)
+    monkeypatch.setattr(_launch, "_sliding_pays", lambda x, geom: False)
+    monkeypatch.setattr(_launch, "_OUTER_FIRST_MIN_TAPS", 1 << 20)
+
+
+FORCED_LOOPS = {"separable": ("pool_separable", "pool_separable_nxc"), "pool_plane_lanes": ("pool_plane_lanes",),
+                "pool_channel_blocks": ("pool_channel_blocks",), "pool_channel_runs": ("pool_channel_runs",),
+                "adaptive_width_inner": ("adaptive_width_inner",)}
+
+
+def _forced_case(rng: np.random.Generator, loop: str) -> tuple[Any, np.ndarray, dict]:
+    """(op, x, attributes): a random case for test_every_loop_on_random_windows's ``loop``."""
+    from ndpool._kernels import _launch
+
+    x, attrs = _max_pool_case(rng, large=bool(rng.random() < 0.2))
+    if rng.random() < 0.5:  # dilated past the stride: windows whose first or last taps skip rows
+        attrs["dilations"] = tuple(int(d) for d in rng.integers(1, 4, x.ndim - 2))
+    if loop.startswith("pool_channel") and rng.random() < 0.7:  # mostly channels at unit stride
+        if attrs["data_format"] == "NCX":
+            x, attrs["data_format"] = np.moveaxis(x, 1, -1), "NXC"
+        x = np.ascontiguousarray(x)
+    nxc = attrs["data_format"] == "NXC"
+    if loop == "pool_channel_blocks":  # at least a block, the last partial or not
+        reps = -(-_launch._BLOCKS_MIN_CHANNELS // x.shape[-1 if nxc else 1]) + int(rng.integers(0, 2))
+        x = np.concatenate([x] * reps, axis=-1 if nxc else 1)
+    elif rng.random() < 0.3:  # more channels: the per-plane loops' blocks, the last partial
+        x = np.concatenate([x] * int(rng.integers(2, 9)), axis=-1 if nxc else 1)
+    if loop in ("adaptive_width_inner", "pool_plane_lanes") and rng.random() < 0.5:
+        spatial = x.shape[1:-1] if nxc else x.shape[2:]
+        call = dict(output_size=[int(rng.integers(1, i + 3)) for i in spatial], data_format=attrs["data_format"],
+                    semantics=attrs["semantics"], index_element_type=attrs["index_element_type"])
+        return ndpool.adaptive_max_pool, x, call
+    return ndpool.max_pool, x, attrs
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("loop", sorted(FORCED_LOOPS))
+def test_every_loop_on_random_windows(loop: str, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each loop that the launcher takes by its cost, forced on random cases wherever it can run: any
+    window, dilated up to three (past the stride), pads, empty windows, every preset, dtype, layout and
+    index type, many channels (the per-plane and per-channel loops' blocks, partial ones)."""
+    from ndpool._kernels import _launch
+
+    chosen = _chosen_kernels(monkeypatch)
+    _force_loop(loop, monkeypatch)
+    _launch.forget_plans()
+    rng = np.random.default_rng([seed, len(loop)])
+    wanted = [getattr(_launch, name) for name in FORCED_LOOPS[loop]]
+    checked = 0
+    for case in range(300):
+        fn, x, call = _forced_case(rng, loop)
+        try:
+            expected = _run("numpy", fn, x, **call)
+        except ndpool.PoolingError:
+            continue
+        before = len(chosen)
+        got = _run("numba", fn, x, **call)
+        expected = expected if isinstance(expected, tuple) else (expected,)
+        got = got if isinstance(got, tuple) else (got,)
+        for e, g in zip(expected, got, strict=True):
+            assert e.dtype == g.dtype and np.array_equal(_bits(e), _bits(g)), (
+                f"{loop} seed {seed} case {case}: {x.dtype} {x.shape} strides {x.strides} {call} -> "
+                f"{chosen[before:]}")
+        checked += any(k in wanted for k in chosen[before:])
+    assert checked > 40, (loop, checked)
+
+
 def test_3d_bands_go_only_to_the_outer_first_loop() -> None:
     """pool_outer_first's band of output rows (its p[35]) is decided only when it runs: 3-D NXC windows
     large enough for the separable loop keep that loop's block of channels gathered together."""

@@ -143,9 +143,14 @@ def _again(o, at, count):  # type: ignore[no-untyped-def]
 
 @njit(inline="always")
 def _rows_read(win, dh, oh0, oh1):  # type: ignore[no-untyped-def]
-    """The input rows [lo, hi) that output rows [oh0, oh1) read (their windows are never empty)."""
-    lo = win[1, 0, oh0] + win[1, 1, oh0] * dh
-    hi = win[1, 0, oh1 - 1] + (win[1, 2, oh1 - 1] - 1) * dh + 1
+    """The input rows [lo, hi) that output rows [oh0, oh1) read (their windows are never empty). Every
+    row's, not the first's and the last's: with the dilation past the stride, a window's first or last
+    tap in the pads moves its first or last row read past a neighbour's (kernel 2 dilated by 3 at
+    stride 1 on 6 rows, pads 2 and 1: output row 0 reads row 1 alone, row 2 reads rows 0 and 3)."""
+    lo, hi = win[1, 0, oh0] + win[1, 1, oh0] * dh, 0
+    for oh in range(oh0, oh1):
+        lo = min(lo, win[1, 0, oh] + win[1, 1, oh] * dh)
+        hi = max(hi, win[1, 0, oh] + (win[1, 2, oh] - 1) * dh + 1)
     return lo, hi
 
 
