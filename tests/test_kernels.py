@@ -784,11 +784,39 @@ def test_sliding_on_any_window_and_unit(seed: int, monkeypatch: pytest.MonkeyPat
     assert _launch.pool_sliding in chosen
 
 
+def _outer_first_case(rng: np.random.Generator) -> tuple[np.ndarray, dict]:
+    """A random 3-D values-only case for the outer-first loops: dilations past the strides, pads up to a
+    window's extent (windows whose first or last taps fall in them), up to 40 channels; NXC mostly, NCX
+    with d stride 2 or 3 (pool_outer_first_ncx's), now and then in another memory layout."""
+    kernel = tuple(int(k) for k in rng.integers(1, 4, 3))
+    dil = tuple(int(d) for d in rng.integers(1, 4, 3))
+    nxc = rng.random() < 0.7
+    strides = tuple(int(s) for s in rng.integers(1, 4, 3))
+    if not nxc:
+        strides = (int(rng.integers(2, 4)),) + strides[1:]
+    dk = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
+    pads_b = tuple(int(rng.integers(0, e)) for e in dk)
+    pads_e = tuple(int(rng.integers(0, e)) for e in dk)
+    size = (int(rng.integers(1, 7)), int(rng.integers(1, 10)), int(rng.integers(1, 10)))
+    pads_e = tuple(max(pe, e - i - pb) for pe, e, i, pb in zip(pads_e, dk, size, pads_b))
+    types = DTYPES[:3] if rng.random() < 0.8 else DTYPES  # (mostly the spec's: the loops run only those)
+    x = _data(rng, (int(rng.integers(1, 3)), int(rng.integers(1, 41)), *size), types[int(rng.integers(0, len(types)))])
+    if nxc:
+        x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+    if rng.random() < 0.2:
+        x = _layout(rng, x)
+    attrs = dict(kernel=kernel, strides=strides, pads_begin=pads_b, pads_end=pads_e, dilations=dil,
+                 rounding_type=str(rng.choice(["floor", "ceil", "ceil_torch"])),
+                 auto_pad=str(rng.choice(["none", "none", "none", "same_upper", "same_lower"])),
+                 data_format="NXC" if nxc else "NCX", semantics=str(rng.choice(PRESETS)))
+    return x, attrs
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_outer_first_on_any_window_and_band(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """pool_outer_first and pool_outer_first_ncx on random 3-D cases without indices, wherever they can
-    run (any number of taps), NXC in random bands of output rows: windows dilated past the stride whose
-    first or last taps fall in the pads (a band's rows read are not its first and last windows')."""
+    """pool_outer_first and pool_outer_first_ncx on random 3-D cases (_outer_first_case) wherever they can
+    run (any number of taps), NXC in random bands of output rows: a band's rows read are not always
+    those of its first and last windows."""
     from ndpool._kernels import _launch
 
     chosen = _chosen_kernels(monkeypatch)
@@ -796,13 +824,9 @@ def test_outer_first_on_any_window_and_band(seed: int, monkeypatch: pytest.Monke
     monkeypatch.setattr(_launch, "_OUTER_FIRST_MIN_TAPS", 0)
     band = [1]
     monkeypatch.setattr(_launch, "_outer_first_band", lambda geom: band[0])
-    checked = 0
-    for _ in range(8000):  # (about a third 3-D; of those, the values-only cases without empty windows)
-        x, attrs = _max_pool_case(rng)
-        if x.ndim != 5:
-            continue
-        attrs["return_indices"] = False
-        attrs["dilations"] = tuple(int(d) for d in rng.integers(1, 4, 3))
+    checked = {_launch.pool_outer_first: 0, _launch.pool_outer_first_ncx: 0}
+    for case in range(600):
+        x, attrs = _outer_first_case(rng)
         band[0] = int(rng.integers(1, 5))
         _launch.forget_plans()  # (a kept plan would keep its band)
         try:
@@ -812,10 +836,10 @@ def test_outer_first_on_any_window_and_band(seed: int, monkeypatch: pytest.Monke
         before = len(chosen)
         got = _run("numba", ndpool.max_pool, x, **attrs)
         assert np.array_equal(_bits(expected), _bits(got)), (
-            f"seed {seed}: {x.dtype} {x.shape} strides {x.strides} {attrs} band {band[0]}")
-        checked += any(k in (_launch.pool_outer_first, _launch.pool_outer_first_ncx) for k in chosen[before:])
-    assert checked > 80
-    assert _launch.pool_outer_first in chosen and _launch.pool_outer_first_ncx in chosen
+            f"seed {seed} case {case}: {x.dtype} {x.shape} strides {x.strides} {attrs} band {band[0]}")
+        for k in set(chosen[before:]) & set(checked):
+            checked[k] += 1
+    assert checked[_launch.pool_outer_first] > 120 and checked[_launch.pool_outer_first_ncx] > 45, checked
 
 
 def _force_loop(loop: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -904,7 +928,7 @@ def test_every_loop_on_random_windows(loop: str, seed: int, monkeypatch: pytest.
                 f"{loop} seed {seed} case {case}: {x.dtype} {x.shape} strides {x.strides} {call} -> "
                 f"{chosen[before:]}")
         checked += any(k in wanted for k in chosen[before:])
-    assert checked > 40, (loop, checked)
+    assert checked > 20, (loop, checked)  # (60 seeds: 32-73 at least, by the loop)
 
 
 def test_3d_bands_go_only_to_the_outer_first_loop() -> None:
