@@ -153,13 +153,30 @@ def _chosen_kernels(monkeypatch: pytest.MonkeyPatch, signatures: list[tuple[obje
     return chosen
 
 
+def _poison_new_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fill every output and scratch array the launcher makes with 0x7B bytes (f32 1.3e36, f16 60,000, a
+    large integer: a value that wins), so that a loop reading memory it never wrote fails every time, not
+    only when what was there before happens to win."""
+    from ndpool._kernels import _launch
+
+    real = _launch._empty
+
+    def poisoned(shape, dtype):  # type: ignore[no-untyped-def]
+        a = real(shape, dtype)
+        a.view(np.uint8).reshape(-1).fill(0x7B)
+        return a
+
+    monkeypatch.setattr(_launch, "_empty", poisoned)
+
+
 def test_numba_backend_is_the_default() -> None:
     assert _dispatch.backend_name() == "numba"
 
 
 @pytest.mark.parametrize("large", [False, True], ids=["small-windows", "large-windows"])
 @pytest.mark.parametrize("seed", SEEDS)
-def test_max_pool_kernels_match_reference(seed: int, large: bool) -> None:
+def test_max_pool_kernels_match_reference(seed: int, large: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    _poison_new_memory(monkeypatch)
     rng = np.random.default_rng(seed + large)
     checked = 0
     for case in range(CASES_PER_SEED // (4 if large else 1)):
@@ -180,7 +197,8 @@ def test_max_pool_kernels_match_reference(seed: int, large: bool) -> None:
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_adaptive_kernels_match_reference(seed: int) -> None:
+def test_adaptive_kernels_match_reference(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    _poison_new_memory(monkeypatch)
     rng = np.random.default_rng(seed + 1)
     for case in range(CASES_PER_SEED // 3):
         nsp = int(rng.integers(1, 4))
@@ -688,6 +706,7 @@ def test_each_loop_matches_reference(loop: str, preset: str, data: str, monkeypa
 
     signatures: list[tuple[object, np.dtype, np.dtype]] = []
     chosen = _chosen_kernels(monkeypatch, signatures)
+    _poison_new_memory(monkeypatch)
     shape, attrs = LOOP_CASES[loop]
     name = loop.split()[0]
     if name.startswith("pool_channel") or name in ("pool_separable_nxc", "pool_outer_first"):
@@ -762,6 +781,7 @@ def test_sliding_on_any_window_and_unit(seed: int, monkeypatch: pytest.MonkeyPat
     from ndpool._kernels import _launch
 
     chosen = _chosen_kernels(monkeypatch)
+    _poison_new_memory(monkeypatch)
     rng = np.random.default_rng(seed + 2)
     monkeypatch.setattr(_launch, "_sliding_pays", lambda x, geom: True)
     units = [(1, 1)]
@@ -820,6 +840,7 @@ def test_outer_first_on_any_window_and_band(seed: int, monkeypatch: pytest.Monke
     from ndpool._kernels import _launch
 
     chosen = _chosen_kernels(monkeypatch)
+    _poison_new_memory(monkeypatch)
     rng = np.random.default_rng(seed + 3)
     monkeypatch.setattr(_launch, "_OUTER_FIRST_MIN_TAPS", 0)
     band = [1]
@@ -908,6 +929,7 @@ def test_every_loop_on_random_windows(loop: str, seed: int, monkeypatch: pytest.
     from ndpool._kernels import _launch
 
     chosen = _chosen_kernels(monkeypatch)
+    _poison_new_memory(monkeypatch)
     _force_loop(loop, monkeypatch)
     _launch.forget_plans()
     rng = np.random.default_rng([seed, len(loop)])
