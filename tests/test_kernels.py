@@ -96,6 +96,19 @@ def _layout(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
     return x
 
 
+def _pads_end_that_fit(kernel: tuple[int, ...], dil: tuple[int, ...], size: tuple[int, ...],
+                       pads_b: tuple[int, ...], pads_e: tuple[int, ...]) -> tuple[int, ...]:
+    """pads_end grown where the dilated window would not fit the padded input (P < dk is an error,
+    tested elsewhere)."""
+    dk = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
+    return tuple(max(pe, e - i - pb) for pe, e, i, pb in zip(pads_e, dk, size, pads_b))
+
+
+def _outputs(result: Any) -> tuple[Any, ...]:
+    """An op's result as a tuple: (values,) or (values, indices)."""
+    return result if isinstance(result, tuple) else (result,)
+
+
 def _max_pool_case(rng: np.random.Generator, large: bool = False) -> tuple[np.ndarray, dict]:
     """A random case; ``large`` windows (5 to 16 taps per axis) reach the separable path."""
     nsp = int(rng.integers(1, 4))
@@ -107,9 +120,7 @@ def _max_pool_case(rng: np.random.Generator, large: bool = False) -> tuple[np.nd
     pads_e = tuple(int(p) for p in rng.integers(0, 4, nsp))
     size = tuple(int(i) for i in rng.integers(1, (9 if nsp < 3 else 6) * (3 if large else 1), nsp))
     n, c = int(rng.integers(1, 3)), int(rng.integers(1, 6))
-    dk = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
-    # Grow pads where the window would not fit (P < dk is an error, tested elsewhere).
-    pads_e = tuple(max(pe, dki - i - pb) for pe, dki, i, pb in zip(pads_e, dk, size, pads_b))
+    pads_e = _pads_end_that_fit(kernel, dil, size, pads_b, pads_e)
     dtype = DTYPES[int(rng.integers(0, len(DTYPES)))]
     layout = "NXC" if rng.random() < 0.5 else "NCX"
     x = _data(rng, (n, c, *size), dtype)
@@ -154,7 +165,7 @@ def _chosen_kernels(monkeypatch: pytest.MonkeyPatch, signatures: list[tuple[obje
 
 
 def _poison_new_memory(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fill every output and scratch array the launcher makes with 0x7B bytes (f32 1.3e36, f16 60,000, a
+    """Fill every output and scratch array the launcher makes with 0x7B bytes (f32 1.3e36, f16 61280, a
     large integer: a value that wins), so that a loop reading memory it never wrote fails every time, not
     only when what was there before happens to win."""
     from ndpool._kernels import _launch
@@ -186,9 +197,7 @@ def test_max_pool_kernels_match_reference(seed: int, large: bool, monkeypatch: p
         except ndpool.PoolingError:
             continue  # e.g. auto_pad="valid" with P < dk: rejected the same way by both paths
         got = _run("numba", ndpool.max_pool, x, **attrs)
-        expected = expected if isinstance(expected, tuple) else (expected,)
-        got = got if isinstance(got, tuple) else (got,)
-        for e, g in zip(expected, got, strict=True):
+        for e, g in zip(_outputs(expected), _outputs(got), strict=True):
             assert e.dtype == g.dtype and e.shape == g.shape
             assert np.array_equal(_bits(e), _bits(g)), (
                 f"seed {seed} case {case}: {x.dtype} {x.shape} strides {x.strides} {attrs}")
@@ -818,7 +827,7 @@ def _outer_first_case(rng: np.random.Generator) -> tuple[np.ndarray, dict]:
     pads_b = tuple(int(rng.integers(0, e)) for e in dk)
     pads_e = tuple(int(rng.integers(0, e)) for e in dk)
     size = (int(rng.integers(1, 7)), int(rng.integers(1, 10)), int(rng.integers(1, 10)))
-    pads_e = tuple(max(pe, e - i - pb) for pe, e, i, pb in zip(pads_e, dk, size, pads_b))
+    pads_e = _pads_end_that_fit(kernel, dil, size, pads_b, pads_e)
     types = DTYPES[:3] if rng.random() < 0.8 else DTYPES  # (mostly the spec's: the loops run only those)
     x = _data(rng, (int(rng.integers(1, 3)), int(rng.integers(1, 41)), *size), types[int(rng.integers(0, len(types)))])
     if nxc:
@@ -932,7 +941,7 @@ def test_every_loop_on_random_windows(loop: str, seed: int, monkeypatch: pytest.
     _poison_new_memory(monkeypatch)
     _force_loop(loop, monkeypatch)
     _launch.forget_plans()
-    rng = np.random.default_rng([seed, len(loop)])
+    rng = np.random.default_rng([seed, sorted(FORCED_LOOPS).index(loop)])
     wanted = [getattr(_launch, name) for name in FORCED_LOOPS[loop]]
     checked = 0
     for case in range(300):
@@ -943,9 +952,7 @@ def test_every_loop_on_random_windows(loop: str, seed: int, monkeypatch: pytest.
             continue
         before = len(chosen)
         got = _run("numba", fn, x, **call)
-        expected = expected if isinstance(expected, tuple) else (expected,)
-        got = got if isinstance(got, tuple) else (got,)
-        for e, g in zip(expected, got, strict=True):
+        for e, g in zip(_outputs(expected), _outputs(got), strict=True):
             assert e.dtype == g.dtype and np.array_equal(_bits(e), _bits(g)), (
                 f"{loop} seed {seed} case {case}: {x.dtype} {x.shape} strides {x.strides} {call} -> "
                 f"{chosen[before:]}")
@@ -1033,7 +1040,7 @@ def test_other_types_run_only_their_kernels(dtype) -> None:  # type: ignore[no-u
             plan = list(_launch._plans.values())[-1]
             chosen.add(plan.kernel)
             want = _run("numpy", call, *args, **kwargs)
-            for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+            for g, w in zip(_outputs(got), _outputs(want)):
                 if g is not None:
                     assert np.array_equal(_bits(g), _bits(w)), (shape, layout, attrs)
     if np.dtype(dtype) == np.float32:  # the cases reach every specialized loop
