@@ -627,6 +627,13 @@ LOOP_CASES = {
     # Stride 1, rows folded one by one (9 inputs, 8 outputs per row); borders on both sides.
     "pool_folds (rows)": ((1, 2, 7, 9), dict(kernel=(2, 3), strides=(1, 1), pads_begin=(0, 0),
                                              pads_end=(2, 0), dilations=(2, 1), rounding_type="ceil")),
+    # Two border columns on each side (pads of 2 at stride 1), folded a column at a time down the rows
+    # after the long w loop ran over them; and an empty w window (a pad of 3: no tap in range) beside a
+    # border column of one tap, at stride 2.
+    "pool_folds (wide borders)": ((2, 3, 9, 11), dict(kernel=(2, 3), strides=(1, 1), pads_begin=(1, 2),
+                                                      pads_end=(0, 2))),
+    "pool_folds (empty w window)": ((1, 2, 6, 12), dict(kernel=(3, 3), strides=(2, 2), pads_begin=(1, 3),
+                                                        pads_end=(1, 3))),
     # 3-D: the h pass into scratch, then the d pass; empty d windows (pad past the kernel).
     "pool_folds (3-D)": ((1, 2, 5, 6, 8), dict(kernel=(2, 3, 3), strides=(2, 1, 2), pads_begin=(2, 1, 1),
                                                pads_end=(0, 0, 1), dilations=(2, 1, 1))),
