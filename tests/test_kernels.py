@@ -664,9 +664,13 @@ LOOP_CASES = {
                                                 pads_end=(2, 1), dilations=(2, 1))),
     # Windows of one to four taps on the borders and of six inside (a pass per row of taps, two taps per
     # pass then one). (Its pass of four taps needs unit-stride channels: reached through
-    # "pool_plane_lanes (short last block)" and AdaptiveMaxPool with few channels.)
+    # "pool_plane_lanes (short last block)", AdaptiveMaxPool with few channels and the case after the next.)
     "pool_channels_inner (small windows)": ((1, 40, 5, 9), dict(kernel=(2, 3), strides=(1, 2), pads_begin=(1, 1),
                                                                 pads_end=(1, 1))),
+    # Unit-stride channels, windows of up to four taps (k2s2, pads giving border windows of one and two
+    # taps) on rows of 36 outputs: one pass a window, requesting the input 8 outputs on.
+    "pool_channels_inner (four taps, long rows)": ((1, 40, 4, 70), dict(kernel=2, strides=2, pads_begin=(0, 1),
+                                                                        pads_end=(1, 1))),
     # NXC with few channels: a tap per run of outputs; a pad past the kernel gives empty windows;
     # rows longer than a chunk (_channel_runs.CHUNK_ELEMENTS // 5 outputs).
     "pool_channel_runs": ((2, 5, 9, 900), dict(kernel=(3, 2), strides=(2, 1), pads_begin=(1, 0),
@@ -756,7 +760,7 @@ def test_each_loop_matches_reference(loop: str, preset: str, data: str, monkeypa
                 x = _signalling(rng, x)
             if layout == "NXC":
                 x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
-            if name == "pool_channels_inner":  # every second channel of a copy: channels at stride 2
+            if name == "pool_channels_inner" and "four taps" not in loop:  # every second channel of a copy
                 x = np.repeat(x, 2, axis=-1)[..., ::2]
             if loop == "pool_outer_first (sliced pixels)":  # the first half of each pixel's channels
                 x = np.concatenate((x, x), axis=-1)[..., : x.shape[-1]]
