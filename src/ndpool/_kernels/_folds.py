@@ -270,15 +270,18 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
                     r = d * in_h + h
                     at = plane + d * xs_d + h * xs_h
                     fr = d * st_d + h * st_h
-                    nan |= _fold_w3(flat, at + pos * xs_w, sw * xs_w, work, iwork, r * out_w + lo_end, hi_start - lo_end,
-                                    fr + pos * st_w, sw * st_w, st_w, tb, want_idx, nan_takes, hold, nan_bottom)
+                    nan |= _fold_w3(flat, at + pos * xs_w, sw * xs_w, work, iwork, r * out_w + lo_end,
+                                    hi_start - lo_end, fr + pos * st_w, sw * st_w, st_w, tb, want_idx, nan_takes, hold,
+                                    nan_bottom)
         # The border columns, after the w pass (whose long loop ran over them too).
         for ow in range(lo_end):
-            nan |= _fold_column(flat, plane, xs_d, xs_h, xs_w, in_d, in_h, st_d, st_h, st_w, win[2, 0, ow], win[2, 1, ow],
-                                win[2, 2, ow], dw, work, iwork, ow, out_w, never, want_idx, nan_takes, hold, nan_bottom)
+            nan |= _fold_column(flat, plane, xs_d, xs_h, xs_w, in_d, in_h, st_d, st_h, st_w, win[2, 0, ow],
+                                win[2, 1, ow], win[2, 2, ow], dw, work, iwork, ow, out_w, never, want_idx, nan_takes,
+                                hold, nan_bottom)
         for ow in range(hi_start, out_w):
-            nan |= _fold_column(flat, plane, xs_d, xs_h, xs_w, in_d, in_h, st_d, st_h, st_w, win[2, 0, ow], win[2, 1, ow],
-                                win[2, 2, ow], dw, work, iwork, ow, out_w, never, want_idx, nan_takes, hold, nan_bottom)
+            nan |= _fold_column(flat, plane, xs_d, xs_h, xs_w, in_d, in_h, st_d, st_h, st_w, win[2, 0, ow],
+                                win[2, 1, ow], win[2, 2, ow], dw, work, iwork, ow, out_w, never, want_idx, nan_takes,
+                                hold, nan_bottom)
         clean = not (nan or nan_long)
         # h pass: per d position, each output row folds its in-range input rows; rows with all
         # k_h taps in one call.

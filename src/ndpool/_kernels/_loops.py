@@ -252,8 +252,9 @@ def _take_value(src, a, i, m, nan_takes, hold):  # type: ignore[no-untyped-def]
 # Windows of up to four taps request the input of the output this many positions on along the row,
 # on rows of at least 4x as many outputs. One core streamed k2s2 NXC (1x256x256x256) at about
 # 14 GB/s from the hardware's own prefetching; with these requests, kernel_ab on one / two threads:
-# 0.67x / 0.79x the time (i64 indices 0.80x / 0.69x). Requesting the output lines too was 1.07x
-# slower; on short rows (AdaptiveMaxPool 14x14 -> 7x7) the requests cost 1.11x and are skipped.
+# 0.73x / 0.86x the time (i64 indices 0.78x / 0.66x; f16 1.04-1.06x). Requesting the output lines
+# too was 1.07x slower; on short rows (AdaptiveMaxPool 14x14 -> 7x7) the requests cost 1.11x and
+# are skipped.
 AHEAD_OUTPUTS = 8
 
 
