@@ -96,11 +96,16 @@ def _layout(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
     return x
 
 
+def _dilated_extent(kernel: tuple[int, ...], dil: tuple[int, ...]) -> list[int]:
+    """A dilated window's extent per axis, computed here apart from the geometry under test."""
+    return [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
+
+
 def _pads_end_that_fit(kernel: tuple[int, ...], dil: tuple[int, ...], size: tuple[int, ...],
                        pads_b: tuple[int, ...], pads_e: tuple[int, ...]) -> tuple[int, ...]:
     """pads_end grown where the dilated window would not fit the padded input (P < dk is an error,
     tested elsewhere)."""
-    dk = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
+    dk = _dilated_extent(kernel, dil)
     return tuple(max(pe, e - i - pb) for pe, e, i, pb in zip(pads_e, dk, size, pads_b))
 
 
@@ -834,7 +839,7 @@ def _outer_first_case(rng: np.random.Generator) -> tuple[np.ndarray, dict]:
     strides = tuple(int(s) for s in rng.integers(1, 4, 3))
     if not nxc:
         strides = (int(rng.integers(2, 4)),) + strides[1:]
-    dk = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
+    dk = _dilated_extent(kernel, dil)
     pads_b = tuple(int(rng.integers(0, e)) for e in dk)
     pads_e = tuple(int(rng.integers(0, e)) for e in dk)
     size = (int(rng.integers(1, 7)), int(rng.integers(1, 10)), int(rng.integers(1, 10)))

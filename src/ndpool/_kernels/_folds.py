@@ -182,13 +182,13 @@ def _fold_column(flat, plane, xs_d, xs_h, xs_w, in_d, in_h, st_d, st_h, st_w, s0
     nan = False
     for d in range(in_d):
         for h in range(in_h):
-            at = plane + d * xs_d + h * xs_h
             o = np.uint64((d * in_h + h) * out_w + ow)
             if first >= end:
                 dst[o] = never
                 if want_idx:
                     dsti[o] = 0
                 continue
+            at = plane + d * xs_d + h * xs_h
             f0 = d * st_d + h * st_h
             pos = s0 + first * dw
             m, mi = flat[np.uint64(at + pos * xs_w)], f0 + pos * st_w
@@ -274,11 +274,9 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
                                     hi_start - lo_end, fr + pos * st_w, sw * st_w, st_w, tb, want_idx, nan_takes, hold,
                                     nan_bottom)
         # The border columns, after the w pass (whose long loop ran over them too).
-        for ow in range(lo_end):
-            nan |= _fold_column(flat, plane, xs_d, xs_h, xs_w, in_d, in_h, st_d, st_h, st_w, win[2, 0, ow],
-                                win[2, 1, ow], win[2, 2, ow], dw, work, iwork, ow, out_w, never, want_idx, nan_takes,
-                                hold, nan_bottom)
-        for ow in range(hi_start, out_w):
+        for ow in range(out_w):
+            if lo_end <= ow < hi_start:
+                continue
             nan |= _fold_column(flat, plane, xs_d, xs_h, xs_w, in_d, in_h, st_d, st_h, st_w, win[2, 0, ow],
                                 win[2, 1, ow], win[2, 2, ow], dw, work, iwork, ow, out_w, never, want_idx, nan_takes,
                                 hold, nan_bottom)

@@ -303,9 +303,10 @@ def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
                             nt += 1
                 for t in range(nt, 4):
                     taps[t], taps[4 + t] = taps[nt - 1], taps[3 + nt]
-                for t in range(nt if ahead != 0 else 0):
-                    for e in range(0, n_chan, line):
-                        prefetch_read(flat, np.uint64(taps[t] + ahead + e))
+                if ahead != 0:
+                    for t in range(nt):
+                        for e in range(0, n_chan, line):
+                            prefetch_read(flat, np.uint64(taps[t] + ahead + e))
                 _fold4(flat, taps[:4], taps[4:], o, ob, oi, n_chan, off_c, want_idx, nan_takes, hold)
                 if seed_lowest:
                     _from_lowest(flat, taps, nt, o, ob, oi, n_chan, off_c, base, empty[0], want_idx)
