@@ -8,6 +8,7 @@ windows from pads >= kernel. A fixed seed plus a varying one (printed; NDPOOL_TE
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import ml_dtypes
@@ -481,6 +482,59 @@ def test_short_tile_rows_write_only_their_jobs_outputs(monkeypatch: pytest.Monke
                     for e, g in zip(expected, got, strict=True):
                         assert np.array_equal(_bits(e), _bits(g)), (shape, dtype, preset, index_type)
     assert chosen and set(chosen) == {_launch.pool_tiles} and set(jobs) == {3}, (chosen, jobs)
+
+
+def test_fused_tile_runs_on_views_read_only_the_array(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pool_tiles' fused runs with indices: on a row shorter than the run, the lanes past it read on into
+    the input after the row. On views read in place whose planes do not follow each other upwards in
+    memory (channels reversed, images broadcast), the plane at the array's end is not the job's last: its runs
+    would read past the array, and it must take the two passes; every result as the reference's, on rows
+    shorter and longer than a run (out_w 7, 5, 17, 40) and both tails."""
+    from ndpool._kernels import _launch
+
+    chosen = _chosen_kernels(monkeypatch)
+    rng = np.random.default_rng(12)
+    for shape in [(2, 5, 14, 14), (1, 6, 10, 10), (1, 3, 6, 34), (2, 2, 4, 80)]:
+        for dtype in (np.float32, ml_dtypes.bfloat16):
+            base = _data(rng, shape, dtype)
+            base[np.isnan(base.astype(np.float32))] = -1.5
+            views = {
+                "channels reversed": base[:, ::-1],
+                "both reversed": base[::-1, ::-1],
+                "images broadcast": np.broadcast_to(base[:1], shape),
+                "last planes of a buffer": base.reshape(-1)[shape[2] * shape[3]:].reshape(
+                    1, shape[0] * shape[1] - 1, shape[2], shape[3]),
+            }
+            for name, x in views.items():
+                for preset in ("spec", "torch"):
+                    call = dict(kernel=2, strides=2, data_format="NCX", semantics=preset, return_indices=True,
+                                index_element_type="i64")
+                    expected = _run("numpy", ndpool.max_pool, x, **call)
+                    got = _run("numba", ndpool.max_pool, x, **call)
+                    for e, g in zip(expected, got, strict=True):
+                        assert np.array_equal(_bits(e), _bits(g)), (shape, dtype, name, preset)
+    assert chosen and set(chosen) == {_launch.pool_tiles}, chosen
+
+
+def test_fused_tile_runs_stay_inside_the_array(tmp_path: Path) -> None:
+    """The views above, with numba's bounds checks compiled in (a new process, its own cache): a fused
+    run that read past the array would raise IndexError there. Without the kernel's read test it did."""
+    import subprocess
+    import sys
+
+    script = """
+import numpy as np, ndpool
+rng = np.random.default_rng(1)
+for shape in [(2, 5, 14, 14), (1, 6, 10, 10), (1, 3, 6, 34)]:
+    base = rng.standard_normal(shape).astype(np.float32)
+    for x in (base[:, ::-1], base[::-1, ::-1], np.broadcast_to(base[:1], shape), base):
+        ndpool.max_pool(x, kernel=2, strides=2, data_format="NCX", return_indices=True)
+print("done")
+"""
+    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path), NDPOOL_BACKEND="numba")
+    run = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-c", script], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0 and run.stdout.strip() == "done", run.stderr[-2000:]
 
 
 def test_a_new_process_compiles_nothing_when_the_kernels_are_cached() -> None:

@@ -8,9 +8,11 @@ Two passes per band of output rows, each vectorized:
 - w pass: each pair folded into its maximum and the pair's winning tap (hv, hb), over the band's
   rows in one run (loads at the literal stride 2, which LLVM splits into even and odd elements);
 - h pass: the k_h rows of pairs of each output row folded in row order, an output at a time in
-  registers, written once, the index rebuilt from the row, the pair and the tap. With indices, rows
-  of fewer than H_LANES outputs (k_h = 2) are folded H_LANES outputs at a time, the lanes past the
-  row landing on later rows of the same job, which write them again (_h_lanes).
+  registers, written once, the index rebuilt from the row, the pair and the tap.
+
+With indices and 2x2 windows there is one pass instead: each output's four taps read from the input
+and folded at once, FUSED_LANES outputs a run (_fused_run; the passes are left for the last planes of
+a job, where a short row's run would write past it).
 
 Folding each row's pairs first and then the rows keeps the first-maximum rule exactly (ties keep
 the earlier row, then the earlier pair: row-major order), +0/-0 included, as long as no NaN is
@@ -26,10 +28,10 @@ tap): then k2s2 on one thread, i64 indices / values, against the loops before: 3
 1.6 ms against 5.3 / 3.6 (pool_plane_lanes), 16x64x28x28 0.54 / 0.26 against 0.93 / 0.63, 8x64x56x56
 0.60 / 0.35 against 1.66 / 1.00 (pool_planes), 32x512x10x10 3.2 / 2.0 against 3.6 / 2.4; on rows of
 four outputs and fewer the per-plane setup lost (32x512x8x8 2.1 / 1.7 against 1.6 / 1.4). Those
-short rows with indices then went to _h_lanes (2026-12-03, each version compiled in one process,
+short rows with indices then took a 16-lane h pass (2026-12-03, each version compiled in one process,
 alternated, min of 4 rounds; one / two threads): AdaptiveMaxPool 32x512x14x14 -> 7x7 i64 2.78 ->
 1.32 / 2.33 -> 1.24 ms, f16 0.45x, bf16 0.43-0.67x; k2s2 16x64x28x28 0.38-0.63x, 32x512x10x10 0.53-0.60x;
-values, 1-D rows, wider rows and 3x2 windows unchanged within the noise (0.8-1.15x). Values only, the
+and then the fused pass (see FUSED_LANES). Values only, the
 w pass stores no winning taps (int64 selects and stores it did not need; kernel_ab, one / two threads):
 k2s2 on 1x256x256x256 9.27 -> 6.2 / 5.88 -> 4.21 ms, in f16 0.40x / 0.77x, 3x2 windows 0.85x. With
 indices the taps are int32 (they were int64): k2s2 on 1x256x256x256 0.85x / 0.86x, AdaptiveMaxPool
@@ -55,10 +57,10 @@ MIN_ROW = 5
 
 @njit(inline="always")
 def _band_pairs(k_h, out_w):  # type: ignore[no-untyped-def]
-    """(output rows a band, hv and hb elements a thread's scratch holds): the band's rows of pairs, and
-    H_LANES more that _h_lanes reads past them (the kernel's and tiles_scratch's one count)."""
+    """(output rows a band, hv and hb elements a thread's scratch holds: the band's rows of pairs; the
+    kernel's and tiles_scratch's one count)."""
     band = max(1, BAND_PAIRS // (k_h * out_w))
-    return band, band * k_h * out_w + H_LANES
+    return band, band * k_h * out_w
 
 
 @njit(inline="always")
@@ -110,36 +112,6 @@ def _h_row(hv, hb, g0, k_h, out_w, o, oi, ob, row_index, st_h, st_w, want_idx): 
             o[np.uint64(ob + j)] = m
 
 
-# With indices, rows shorter than SHORT_ROW outputs (k_h = 2) take their h pass as one run of H_LANES
-# outputs: LLVM vectorizes a loop of 16 but leaves one of 7 (14x14 -> 7x7) scalar. A 7-output row
-# alone, i64 indices: 1.3 against 2.1 ns an output (micro-benchmark, one thread).
-H_LANES = 16
-SHORT_ROW = H_LANES
-_h_lanes_like = _stack_slots(H_LANES)  # a run's results, in stack slots: they alias no array
-
-
-@njit(inline="always")
-def _h_lanes(hv, hb, g0, out_w, o, oi, ob, row_index, st_h, st_w, rv, ri):  # type: ignore[no-untyped-def]
-    """_h_row with k_h = 2 and indices for a row of out_w < H_LANES outputs, as H_LANES lanes: the
-    lanes past the row's end fold whatever follows in hv (its scratch has H_LANES elements more) and
-    land on the outputs after the row, which must be later rows of the same job (written again then).
-    The results go to the stack first, so that LLVM loads every lane before it stores any (with a
-    test inside the loop the lanes stayed scalar, and the vector loads of their scalar stores waited
-    for each: 3-4x the time). Without indices the scalar loop was faster (the lanes 1.1-1.3x its time)."""
-    for j in range(H_LANES):
-        g = g0 + j
-        m, v = hv[np.uint64(g)], hv[np.uint64(g + out_w)]
-        bm, bv = hb[np.uint64(g)], hb[np.uint64(g + out_w)]  # (both loaded: a conditional load is a branch)
-        take = as_key(v) > as_key(m)
-        rv[j] = v if take else m
-        code = 2 + bv if take else bm  # row * 2 + tap
-        ri[j] = row_index + (code >> 1) * st_h + (2 * j + (code & 1)) * st_w
-    for j in range(H_LANES):
-        o[np.uint64(ob + j)] = rv[j]
-    for j in range(H_LANES):
-        oi[np.uint64(ob + j)] = ri[j]
-
-
 @njit(inline="always")
 def _h_rows(hv, hb, rows, k_h, out_w, o, oi, plane_out, oh0, base, st_h, st_w, want_idx):  # type: ignore[no-untyped-def]
     """_h_row for the band's output rows oh0 .. oh0 + rows of the plane whose outputs start at plane_out."""
@@ -149,16 +121,86 @@ def _h_rows(hv, hb, rows, k_h, out_w, o, oi, plane_out, oh0, base, st_h, st_w, w
                st_w, want_idx)
 
 
+# With indices and 2x2 windows, each output's four taps are folded at once from the input, FUSED_LANES
+# outputs a run (the two passes' int32 taps and their selects and stores were most of the time). A run
+# covers FUSED_LANES adjacent outputs of a row; on a row of fewer, it goes on into the outputs after
+# the row, which must be later outputs of the same job (written again then) and read input within the
+# array (see pool_tiles). Kernel alone, one thread, each version compiled in one process, alternated
+# (2026-12-04, against the w pass and a 16-lane h pass): AdaptiveMaxPool 32x512x14x14 -> 7x7
+# i64 0.76-0.78x, bf16 0.81x, f16 1.02x; k2s2 with i64 indices 32x512x10x10 0.77x, 16x64x28x28 0.70x,
+# 1x256x256x256 0.80-0.82x (f16, bf16 0.49-0.52x), 8x64x56x56 0.37-0.58x, 4x64x34x34 0.81-1.01x.
+# Values only it took twice the time of the two passes (measured the same way): they keep theirs.
+FUSED_LANES = 16
+_fused_like = _stack_slots(FUSED_LANES)  # a run's results, in stack slots: they alias no array
+
+
 @njit(inline="always")
-def _h_rows_lanes(hv, hb, rows, out_w, o, oi, plane_out, oh0, base, st_h, st_w, job_end, rv, ri):  # type: ignore[no-untyped-def]
-    """_h_rows with k_h = 2 and indices through _h_lanes, but for a row whose lanes would pass job_end."""
-    for r in range(rows):
-        oh = oh0 + r
-        g0, ob, row_index = r * 2 * out_w, plane_out + oh * out_w, base + oh * 2 * st_h
-        if ob + H_LANES <= job_end:
-            _h_lanes(hv, hb, g0, out_w, o, oi, ob, row_index, st_h, st_w, rv, ri)
+def _fused_run(flat, at, in_w, o, oi, ob, row_index, st_h, st_w, rv, ri):  # type: ignore[no-untyped-def]
+    """o[ob + j], oi[ob + j] = the greatest of the 2x2 window at flat[at + 2*j] (its taps in row-major
+    order, the first if equal) and its index, for j < FUSED_LANES; whether any tap was NaN. The results
+    go to the stack first, so that LLVM loads every lane before it stores any (stored in the loop, the
+    lanes stayed scalar: the loads waited for the scalar stores before them)."""
+    nan = False
+    for j in range(FUSED_LANES):
+        a = flat[np.uint64(at + 2 * j)]
+        b = flat[np.uint64(at + 2 * j + 1)]
+        c = flat[np.uint64(at + in_w + 2 * j)]
+        d = flat[np.uint64(at + in_w + 2 * j + 1)]
+        ka, kb, kc, kd = as_key(a), as_key(b), as_key(c), as_key(d)
+        nan = nan | (ka != ka) | (kb != kb) | (kc != kc) | (kd != kd)
+        m, km, code = (b, kb, 1) if kb > ka else (a, ka, 0)  # code: row * 2 + tap
+        m, km, code = (c, kc, 2) if kc > km else (m, km, code)
+        m, code = (d, 3) if kd > km else (m, code)
+        rv[j] = m
+        ri[j] = row_index + (code >> 1) * st_h + (2 * j + (code & 1)) * st_w
+    for j in range(FUSED_LANES):
+        o[np.uint64(ob + j)] = rv[j]
+    for j in range(FUSED_LANES):
+        oi[np.uint64(ob + j)] = ri[j]
+    return nan
+
+
+@njit(inline="always")
+def _fused_plane(flat, at, in_w, out_h, out_w, o, oi, plane_out, base, st_h, st_w, rv, ri):  # type: ignore[no-untyped-def]
+    """A plane's 2x2 windows with indices through _fused_run: a row of fewer than FUSED_LANES outputs
+    in one run (its lanes past the row land on the outputs after it), a longer one in runs of
+    FUSED_LANES, the last moved back to end with the row (its first outputs written twice, alike)."""
+    nan = False
+    for oh in range(out_h):
+        row_at, ob, row_index = at + oh * 2 * in_w, plane_out + oh * out_w, base + oh * 2 * st_h
+        if out_w < FUSED_LANES:
+            nan |= _fused_run(flat, row_at, in_w, o, oi, ob, row_index, st_h, st_w, rv, ri)
+            continue
+        for j0 in range(0, out_w, FUSED_LANES):
+            j = min(j0, out_w - FUSED_LANES)
+            nan |= _fused_run(flat, row_at + 2 * j, in_w, o, oi, ob + j, row_index + 2 * j * st_w, st_h, st_w, rv, ri)
+    return nan
+
+
+@njit(inline="always")
+def _two_passes(flat, at, in_w, k_h, out_h, out_w, band, hv, hb, o, oi, plane_out, base, st_h, st_w, keyed,  # type: ignore[no-untyped-def]
+                want_idx):
+    """A plane by the w pass and the h pass, a band of output rows at a time; whether a NaN was read
+    (the passes stop at the band that read one: the plane is pooled again)."""
+    nan = False
+    for oh0 in range(0, out_h, band):
+        rows = min(band, out_h - oh0)
+        # Values only: no winning taps (their selects and stores halved the pass's vectors).
+        if want_idx:
+            nan |= _w_pairs(flat, at + oh0 * k_h * in_w, rows * k_h * out_w, hv, hb, keyed, True)
         else:
-            _h_row(hv, hb, g0, 2, out_w, o, oi, ob, row_index, st_h, st_w, True)
+            nan |= _w_pairs(flat, at + oh0 * k_h * in_w, rows * k_h * out_w, hv, hb, keyed, False)
+        if nan:
+            break
+        # Each case its own loop over the rows, with what it can as constants: in one loop, cases cost
+        # the others their vectors (1-D rows with indices 2.4x the time, values on 3x2 windows 1.3x).
+        if k_h == 2:
+            _h_rows(hv, hb, rows, 2, out_w, o, oi, plane_out, oh0, base, st_h, st_w, want_idx)
+        elif k_h == 1 and want_idx:
+            _h_rows(hv, hb, rows, 1, out_w, o, oi, plane_out, oh0, base, st_h, st_w, True)
+        else:
+            _h_rows(hv, hb, rows, k_h, out_w, o, oi, plane_out, oh0, base, st_h, st_w, want_idx)
+    return nan
 
 
 @kernel
@@ -177,36 +219,23 @@ def pool_tiles(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
     hb = iwork[:taps].view(np.int32)
     inner_work = work[pairs:]
     inner_iwork = iwork[taps:]
-    lanes = want_idx and k_h == 2 and out_w < SHORT_ROW
-    job_end = row_hi * out_h * out_w  # _h_lanes writes up to here, no further
-    rv = _h_lanes_like(empty[0])
-    ri = _h_lanes_like(np.int64(0))
+    fused = want_idx and k_h == 2
+    job_end = row_hi * out_h * out_w  # a fused run writes up to here, no further
+    rv = _fused_like(empty[0])
+    ri = _fused_like(np.int64(0))
     for plane in range(row_lo, row_hi):  # (n, c)
         n, c = plane // n_chan, plane % n_chan
         at = xoff + n * xs_n + c * xs_c
         base = n * off_n + c * off_c
         plane_out = plane * out_h * out_w
-        nan = False
-        for oh0 in range(0, out_h, band):
-            rows = min(band, out_h - oh0)
-            # Values only: no winning taps (their selects and stores halved the pass's vectors).
-            if want_idx:
-                nan |= _w_pairs(flat, at + oh0 * k_h * in_w, rows * k_h * out_w, hv, hb, keyed, True)
-            else:
-                nan |= _w_pairs(flat, at + oh0 * k_h * in_w, rows * k_h * out_w, hv, hb, keyed, False)
-            if nan:
-                break  # the plane is pooled again below
-            # Each case its own loop over the rows, with what it can as constants: in one loop, the
-            # lanes cost the other cases their vectors (1-D rows with indices 2.4x the time, values
-            # on 3x2 windows 1.3x).
-            if lanes:
-                _h_rows_lanes(hv, hb, rows, out_w, o, oi, plane_out, oh0, base, st_h, st_w, job_end, rv, ri)
-            elif k_h == 2:
-                _h_rows(hv, hb, rows, 2, out_w, o, oi, plane_out, oh0, base, st_h, st_w, want_idx)
-            elif k_h == 1 and want_idx:
-                _h_rows(hv, hb, rows, 1, out_w, o, oi, plane_out, oh0, base, st_h, st_w, True)
-            else:
-                _h_rows(hv, hb, rows, k_h, out_w, o, oi, plane_out, oh0, base, st_h, st_w, want_idx)
+        # Fused, unless a short row's run would write past the job or read past the array (lanes past
+        # the row read at most where their own outputs' windows are, or the array's end: the test).
+        if fused and (out_w >= FUSED_LANES or (plane_out + (out_h - 1) * out_w + FUSED_LANES <= job_end
+                                                and at + (2 * out_h - 1) * in_w + 2 * FUSED_LANES <= flat.size)):
+            nan = _fused_plane(flat, at, in_w, out_h, out_w, o, oi, plane_out, base, st_h, st_w, rv, ri)
+        else:
+            nan = _two_passes(flat, at, in_w, k_h, out_h, out_w, band, hv, hb, o, oi, plane_out, base, st_h, st_w,
+                              keyed, want_idx)
         for oh in range(out_h):  # pooled again where the order or the start mattered
             again = nan
             if seed_lowest and not nan:  # openvino starts at lowest: results not above it
