@@ -148,11 +148,13 @@ def _fused_run(flat, at, in_w, o, oi, ob, row_index, st_h, st_w, rv, ri):  # typ
         d = flat[np.uint64(at + in_w + 2 * j + 1)]
         ka, kb, kc, kd = as_key(a), as_key(b), as_key(c), as_key(d)
         nan = nan | (ka != ka) | (kb != kb) | (kc != kc) | (kd != kd)
-        m, km, code = (b, kb, 1) if kb > ka else (a, ka, 0)  # code: row * 2 + tap
-        m, km, code = (c, kc, 2) if kc > km else (m, km, code)
-        m, code = (d, 3) if kd > km else (m, code)
+        # The winner's index offset selected with it (a tap code turned into an offset after the
+        # selects took 1.15-1.4x the time: shifts and 64-bit multiplies per lane).
+        m, km, off = (b, kb, st_w) if kb > ka else (a, ka, 0)
+        m, km, off = (c, kc, st_h) if kc > km else (m, km, off)
+        m, off = (d, st_h + st_w) if kd > km else (m, off)
         rv[j] = m
-        ri[j] = row_index + (code >> 1) * st_h + (2 * j + (code & 1)) * st_w
+        ri[j] = row_index + 2 * j * st_w + off
     for j in range(FUSED_LANES):
         o[np.uint64(ob + j)] = rv[j]
     for j in range(FUSED_LANES):
