@@ -38,6 +38,7 @@ from ._channel_blocks import LANES, pool_channel_blocks
 from ._jit import kernel, pure
 from ._keys import as_key, is_keyed, nan_free
 from ._loops import _rules, channels_inner_scratch, pool_channels_inner
+from ._prefetch import LINE, prefetch_read
 from ._separable_nxc import _floor
 from ._width_inner import pool_width_inner, width_inner_scratch
 
@@ -233,6 +234,25 @@ def _w_margins(p, in_w, out_w):  # type: ignore[no-untyped-def]
     return max(0, -first), max(0, last - (in_w - 1))
 
 
+@njit(inline="always")
+def _next_window(unit, row_hi, out_d, n_chan, win, xoff, xs_n, xs_c, xs_d, dd, dense, slice_lines, out_h):  # type: ignore[no-untyped-def]
+    """(where the next unit's first d slice starts, its slices, lines to request per output row) for
+    pool_outer_first_ncx; no slices after the job's last unit or where a slice's rows are apart."""
+    if unit + 1 >= row_hi or not dense:
+        return 0, 0, 0
+    plane_no, od = (unit + 1) // out_d, (unit + 1) % out_d
+    n, c = plane_no // n_chan, plane_no % n_chan
+    s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
+    # All but its first slice: with overlapping windows (k3 at d stride 2) that one is this unit's last,
+    # in cache, and requesting it too made the kernel slower than no requests (1.09-1.10x); without it,
+    # kernel_ab on 2x32x32x64x64 k3s2p1 NCX, one / two threads: 0.86-0.90x / 0.88-0.90x (f16 1.01x /
+    # 0.85x, 4x16x16x112x112 0.87x / 0.86x), 2026-12-04.
+    first = f_d + 1 if od > 0 else f_d
+    slices = max(0, e_d - first)
+    at = xoff + n * xs_n + c * xs_c + (s_d + first * dd) * xs_d
+    return at, slices, (slices * slice_lines + out_h - 1) // out_h
+
+
 @kernel
 def pool_outer_first_ncx(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
     n_img, n_chan, out_d, out_h, out_w = out.shape
@@ -259,17 +279,26 @@ def pool_outer_first_ncx(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
         if t < before or t >= before + in_w:
             t_row[t] = empty[1]
     unit_out = out_h * out_w
+    line = LINE // flat.itemsize
+    slice_lines = (in_h * in_w + line - 1) // line
     for unit in range(row_lo, row_hi):  # (n, c, od)
         plane_no, od = unit // out_d, unit % out_d
         n, c = plane_no // n_chan, plane_no % n_chan
         s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
         at_d = xoff + n * xs_n + c * xs_c + s_d * xs_d
+        # The next unit's d window, requested a share per output row while this unit's h and w passes
+        # run in L1 (they leave the memory idle otherwise): its first slice's start, the slices, the
+        # lines each output row requests.
+        ahead_at, ahead_slices, ahead_share = _next_window(unit, row_hi, out_d, n_chan, win, xoff, xs_n, xs_c, xs_d,
+                                                           dd, dense, slice_lines, out_h)
         if dense:
             nan = _d_pass(flat, at_d, dd * xs_d, f_d, e_d, s_buf, 1, 0, 1, 0, in_h * in_w, floats, keyed)
         else:
             nan = _d_pass(flat, at_d, dd * xs_d, f_d, e_d, s_buf, in_h, xs_h, 1, 0, in_w, floats, keyed)
         ub = unit * unit_out
         for oh in range(out_h):
+            for e in range(oh * ahead_share, min((oh + 1) * ahead_share, ahead_slices * slice_lines)):
+                prefetch_read(flat, np.uint64(ahead_at + (e // slice_lines) * dd * xs_d + (e % slice_lines) * line))
             _h_row(s_buf, 0, win, oh, dh, in_w, t_row, before, keyed)
             if sw == 2:
                 _split_pairs(t_row, t_ph, half)
