@@ -5,7 +5,8 @@ the k13 SPP plane that was 3-4 GB/s. Here each input row is read once and the re
 (units: a band of output rows by a strip of output columns, so the ring below fits in L2):
 
 - w: the row is copied between margins of a value no tap loses to (``never``), so every window has
-  all its k taps and no bounds are checked, then folded by doubling, level t+1 at position i being
+  all its k taps and no bounds are checked (rows adjacent in memory: their first levels are read
+  straight from the input instead, margin taps as ``never``: _direct_level), then folded by doubling, level t+1 at position i being
   fold(level t at i, level t at i + 2**t*d): vectorized passes over one row, up to the level t
   with 4 * 2**t >= k. A window is the fold of four level-t values from its start (the last ones
   overlapping: the fold is idempotent). Against doubling up to two halves, one pass fewer (NCX
@@ -302,8 +303,9 @@ def _direct_level(flat, a0, body, tail, count, shift, taps, work, o, never):  # 
     """work[o + i] = the greater-wins fold of row positions i, i + shift, ... (``taps`` of them: 2 or 4, a
     literal), for i < count, read from the input (position p at flat[a0 + p], margins ``never``);
     whether a NaN was read. The copy of the row between margins and the passes of the levels below
-    this one took a load and a store per position each: k13 SPP 0.84-0.93x the kernel's time without
-    them (kernel_ab, one and two threads, 2026-12-04)."""
+    this one took a load and a store per position each; without them (kernel_ab, one / two threads,
+    2026-12-04) k13 SPP NCX 0.89x / 0.88x the kernel's time, NXC 0.97x / 0.95x, k15 NCX 0.91x / 0.97x,
+    NXC 1.04x / 0.98x."""
     span = (taps - 1) * shift
     lo = min(max(body, 0), count)  # windows with every tap in the row: [lo, hi)
     hi = max(min(tail - span, count), lo)
