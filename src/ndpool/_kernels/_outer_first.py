@@ -234,6 +234,15 @@ def _w_margins(p, in_w, out_w):  # type: ignore[no-untyped-def]
     return max(0, -first), max(0, last - (in_w - 1))
 
 
+@njit(inline="always")
+def _unit_window(unit, out_d, n_chan, win, xoff, xs_n, xs_c, xs_d):  # type: ignore[no-untyped-def]
+    """(od, where tap 0 of its d window starts in its plane, the window's first and end taps) of
+    pool_outer_first_ncx's unit (n, c, od)."""
+    plane_no, od = unit // out_d, unit % out_d
+    n, c = plane_no // n_chan, plane_no % n_chan
+    return od, xoff + n * xs_n + c * xs_c + win[0, 0, od] * xs_d, win[0, 1, od], win[0, 2, od]
+
+
 # Slices of fewer lines are not requested ahead: a plane's rows are then few and short, and the requests'
 # loop per output row cost more than they saved (kernel_ab, 8x16x16x32x32 k3s2p1 NCX 1.33x / 1.36x the
 # time on one / two threads, 4x32x8x24x24 1.16x / 1.27x).
@@ -247,17 +256,14 @@ def _next_window(unit, row_hi, out_d, n_chan, win, xoff, xs_n, xs_c, xs_d, dd, d
     small slices."""
     if unit + 1 >= row_hi or not dense or slice_lines < AHEAD_MIN_LINES:
         return 0, 0, 0
-    plane_no, od = (unit + 1) // out_d, (unit + 1) % out_d
-    n, c = plane_no // n_chan, plane_no % n_chan
-    s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
+    od, at_d, f_d, e_d = _unit_window(unit + 1, out_d, n_chan, win, xoff, xs_n, xs_c, xs_d)
     # All but its first slice: with overlapping windows (k3 at d stride 2) that one is this unit's last,
     # in cache, and requesting it too made the kernel slower than no requests (1.09-1.10x); without it,
     # kernel_ab on 2x32x32x64x64 k3s2p1 NCX, one / two threads: 0.86-0.90x / 0.88-0.90x (f16 1.01x /
     # 0.85x, 4x16x16x112x112 0.87x / 0.86x), 2026-12-04.
     first = f_d + 1 if od > 0 else f_d
     slices = max(0, e_d - first)
-    at = xoff + n * xs_n + c * xs_c + (s_d + first * dd) * xs_d
-    return at, slices, (slices * slice_lines + out_h - 1) // out_h
+    return at_d + first * dd * xs_d, slices, (slices * slice_lines + out_h - 1) // out_h
 
 
 @kernel
@@ -289,10 +295,7 @@ def pool_outer_first_ncx(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
     line = LINE // flat.itemsize
     slice_lines = (in_h * in_w + line - 1) // line
     for unit in range(row_lo, row_hi):  # (n, c, od)
-        plane_no, od = unit // out_d, unit % out_d
-        n, c = plane_no // n_chan, plane_no % n_chan
-        s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
-        at_d = xoff + n * xs_n + c * xs_c + s_d * xs_d
+        od, at_d, f_d, e_d = _unit_window(unit, out_d, n_chan, win, xoff, xs_n, xs_c, xs_d)
         # The next unit's d window, requested a share per output row while this unit's h and w passes
         # run in L1 (they leave the memory idle otherwise): its first slice's start, the slices, the
         # lines each output row requests.

@@ -6,7 +6,8 @@ the k13 SPP plane that was 3-4 GB/s. Here each input row is read once and the re
 
 - w: the row is copied between margins of a value no tap loses to (``never``), so every window has
   all its k taps and no bounds are checked (rows adjacent in memory: their first levels are read
-  straight from the input instead, margin taps as ``never``: _direct_level), then folded by doubling, level t+1 at position i being
+  straight from the input instead, margin taps as ``never``: _direct_level), then folded by doubling,
+  level t+1 at position i being
   fold(level t at i, level t at i + 2**t*d): vectorized passes over one row, up to the level t
   with 4 * 2**t >= k. A window is the fold of four level-t values from its start (the last ones
   overlapping: the fold is idempotent). Against doubling up to two halves, one pass fewer (NCX
@@ -241,13 +242,8 @@ def _w_pass(flat, at, contiguous, xs_w, xs_c, c0, c1, lanes, w0, w1, work, iwork
         else:
             nan = _direct_level(flat, at + w0 * lanes, body, tail, count, shift, 4, work, 0, never)
         if not nan:
-            src, other = 0, row_len
-            for t in range(direct, top_w):
-                shift = (1 << t) * dw * lanes
-                _fold2(work, iwork, src, src + shift, work, other, row_len - shift, False, nan_takes, hold,
-                       nan_bottom)
-                src, other = other, src
-            _fold_quarters(work, src, k_w, top_w, dw, lanes, sw, n_out, o, False, nan_takes, hold, nan_bottom)
+            _levels_and_windows(work, iwork, direct, top_w, k_w, dw, sw, lanes, row_len, n_out, o, False, nan_takes,
+                                hold, nan_bottom)
             return False
     for i in range(body):
         work[np.uint64(i)] = never
@@ -268,19 +264,22 @@ def _w_pass(flat, at, contiguous, xs_w, xs_c, c0, c1, lanes, w0, w1, work, iwork
                 nan |= k != k
     for i in range(tail, row_len):
         work[np.uint64(i)] = never
-    src, other = 0, row_len  # level 0 at 0, level 1 after it, level 2 at 0 again...
-    for t in range(top_w):
-        shift = (1 << t) * dw * lanes
-        _fold2(work, iwork, src, src + shift, work, other, row_len - shift, nan, nan_takes, hold, nan_bottom)
-        src, other = other, src
-    _fold_quarters(work, src, k_w, top_w, dw, lanes, sw, n_out, o, nan, nan_takes, hold, nan_bottom)
+    _levels_and_windows(work, iwork, 0, top_w, k_w, dw, sw, lanes, row_len, n_out, o, nan, nan_takes, hold,
+                        nan_bottom)
     return nan
 
 
 @njit(inline="always")
-def _fold_quarters(work, src, k_w, top_w, dw, lanes, sw, n_out, o, nan, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
-    """Each window of the row: the fold of four values of level top_w (at ``src`` in work) from its start,
-    into n_out x lanes values at ``o``."""
+def _levels_and_windows(work, iwork, t0, top_w, k_w, dw, sw, lanes, row_len, n_out, o, nan, nan_takes, hold,  # type: ignore[no-untyped-def]
+                        nan_bottom):
+    """From level t0 of the row (at 0 in work), the levels up to top_w by doubling (level t+1 where
+    level t is not: 0 and row_len, in turn), then each window of the row as the fold of four values of
+    level top_w from its start, into n_out x lanes values at ``o``."""
+    src, other = 0, row_len
+    for t in range(t0, top_w):
+        shift = (1 << t) * dw * lanes
+        _fold2(work, iwork, src, src + shift, work, other, row_len - shift, nan, nan_takes, hold, nan_bottom)
+        src, other = other, src
     q0, q1, q2, q3 = _quarters(k_w, top_w)
     b, c, d = src + q1 * dw * lanes, src + q2 * dw * lanes, src + q3 * dw * lanes
     if sw == 1 or lanes == 1:  # one run (lanes == 1: stride sw through the row)
@@ -310,36 +309,32 @@ def _direct_level(flat, a0, body, tail, count, shift, taps, work, o, never):  # 
     lo = min(max(body, 0), count)  # windows with every tap in the row: [lo, hi)
     hi = max(min(tail - span, count), lo)
     nan = False
-    for i in range(lo, hi):
-        m = flat[np.uint64(a0 + i)]
-        km = as_key(m)
-        nan |= km != km
-        for j in range(1, taps):
-            v = flat[np.uint64(a0 + i + j * shift)]
-            kv = as_key(v)
-            nan |= kv != kv
-            m, km = (v, kv) if kv > km else (m, km)
-        work[np.uint64(o + i)] = m
-    nan |= _margin_windows(flat, a0, body, tail, 0, lo, shift, taps, work, o, never)
-    nan |= _margin_windows(flat, a0, body, tail, hi, count, shift, taps, work, o, never)
+    for i in range(lo, hi):  # (no margin test: a loop LLVM keeps in vectors)
+        work[np.uint64(o + i)], nan_i = _window_taps(flat, a0, i, shift, taps, body, tail, never, False)
+        nan |= nan_i
+    for i in range(lo):  # the windows with a tap in the margins
+        work[np.uint64(o + i)], nan_i = _window_taps(flat, a0, i, shift, taps, body, tail, never, True)
+        nan |= nan_i
+    for i in range(hi, count):
+        work[np.uint64(o + i)], nan_i = _window_taps(flat, a0, i, shift, taps, body, tail, never, True)
+        nan |= nan_i
     return nan
 
 
 @njit(inline="always")
-def _margin_windows(flat, a0, body, tail, i0, i1, shift, taps, work, o, never):  # type: ignore[no-untyped-def]
-    """_direct_level's windows i0 <= i < i1, whose taps may lie in the margins."""
-    nan = False
-    for i in range(i0, i1):
-        m = _tap_or_never(flat, a0, i, body, tail, never)
-        km = as_key(m)
-        nan |= km != km
-        for j in range(1, taps):
-            v = _tap_or_never(flat, a0, i + j * shift, body, tail, never)
-            kv = as_key(v)
-            nan |= kv != kv
-            m, km = (v, kv) if kv > km else (m, km)
-        work[np.uint64(o + i)] = m
-    return nan
+def _window_taps(flat, a0, i, shift, taps, body, tail, never, margins):  # type: ignore[no-untyped-def]
+    """(the greater-wins fold of row positions i, i + shift, ... (``taps`` of them), whether one was NaN)
+    for _direct_level; with ``margins`` (a literal), positions outside [body, tail) read as ``never``."""
+    m = _tap_or_never(flat, a0, i, body, tail, never) if margins else flat[np.uint64(a0 + i)]
+    km = as_key(m)
+    nan = km != km
+    for j in range(1, taps):
+        p = i + j * shift
+        v = _tap_or_never(flat, a0, p, body, tail, never) if margins else flat[np.uint64(a0 + p)]
+        kv = as_key(v)
+        nan |= kv != kv
+        m, km = (v, kv) if kv > km else (m, km)
+    return m, nan
 
 
 def sliding_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:

@@ -11,8 +11,8 @@ Two passes per band of output rows, each vectorized:
   registers, written once, the index rebuilt from the row, the pair and the tap.
 
 With indices and 2x2 windows there is one pass instead: each output's four taps read from the input
-and folded at once, FUSED_LANES outputs a run (_fused_run; the passes are left for the last planes of
-a job, where a short row's run would write past it).
+and folded at once, FUSED_LANES outputs a run (_fused_run; the passes are left for planes where a
+short row's run would write past the job or read past the input array).
 
 Folding each row's pairs first and then the rows keeps the first-maximum rule exactly (ties keep
 the earlier row, then the earlier pair: row-major order), +0/-0 included, as long as no NaN is
