@@ -743,6 +743,14 @@ LOOP_CASES = {
                                                               pads_begin=(1, 1, 1), pads_end=(1, 1, 1))),
     "pool_outer_first (sliced pixels)": ((1, 6, 5, 6, 7), dict(kernel=(2, 3, 2), strides=(1, 2, 2),
                                                                pads_begin=(0, 1, 1), pads_end=(1, 1, 0))),
+    # 2-D NXC values (one d tap): the h pass reads the input itself, rows of 71 x 40 elements in chunks,
+    # requesting the next output row's rows (in the band or the next band, of this image or the next);
+    # dilated along h (no requests); pixels not adjacent: S is the rows' copy, as in 3-D.
+    "pool_outer_first (2-D)": ((2, 40, 11, 71), dict(kernel=(3, 4), strides=(2, 3), pads_begin=(1, 2),
+                                                     pads_end=(1, 2), rounding_type="ceil")),
+    "pool_outer_first (2-D, dilated)": ((1, 33, 12, 9), dict(kernel=(3, 3), strides=(1, 2), pads_begin=(2, 1),
+                                                            pads_end=(2, 1), dilations=(2, 1))),
+    "pool_outer_first (2-D, sliced pixels)": ((1, 6, 7, 8), dict(kernel=3, strides=2, pads_begin=1, pads_end=1)),
     # The same on NCX data (pool_width_inner pools again): borders on every axis and stride 2 along w (the
     # interior outputs tap by tap at the stride), ceil rounding; dilated w taps at w stride 1; rows not
     # adjacent (a slice of wider rows, made below): a run per row.
@@ -821,7 +829,7 @@ def test_each_loop_matches_reference(loop: str, preset: str, data: str, monkeypa
                 x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
             if name == "pool_channels_inner" and "four taps" not in loop:  # every second channel of a copy
                 x = np.repeat(x, 2, axis=-1)[..., ::2]
-            if loop == "pool_outer_first (sliced pixels)":  # the first half of each pixel's channels
+            if loop.startswith("pool_outer_first") and "sliced pixels" in loop:  # the first half of each pixel's channels
                 x = np.concatenate((x, x), axis=-1)[..., : x.shape[-1]]
             if loop == "pool_tiles (sliced channels)":  # every second channel of a copy
                 x = np.repeat(x, 2, axis=1)[:, ::2]
@@ -884,19 +892,21 @@ def test_sliding_on_any_window_and_unit(seed: int, monkeypatch: pytest.MonkeyPat
 
 
 def _outer_first_case(rng: np.random.Generator) -> tuple[np.ndarray, dict]:
-    """A random 3-D values-only case for the outer-first loops: dilations past the strides, pads up to a
-    window's extent (windows whose first or last taps fall in them), up to 40 channels; NXC mostly, NCX
-    with d stride 2 or 3 (pool_outer_first_ncx's), now and then in another memory layout."""
-    kernel = tuple(int(k) for k in rng.integers(1, 4, 3))
-    dil = tuple(int(d) for d in rng.integers(1, 4, 3))
+    """A random values-only case for the outer-first loops: dilations past the strides, pads up to a
+    window's extent (windows whose first or last taps fall in them), up to 40 channels; NXC mostly (3-D,
+    or 2-D: the direct h pass), NCX 3-D with d stride 2 or 3 (pool_outer_first_ncx's), now and then in
+    another memory layout."""
     nxc = rng.random() < 0.7
-    strides = tuple(int(s) for s in rng.integers(1, 4, 3))
+    axes = 2 if nxc and rng.random() < 0.4 else 3
+    kernel = tuple(int(k) for k in rng.integers(1, 4, axes))
+    dil = tuple(int(d) for d in rng.integers(1, 4, axes))
+    strides = tuple(int(s) for s in rng.integers(1, 4, axes))
     if not nxc:
         strides = (int(rng.integers(2, 4)),) + strides[1:]
     dk = _dilated_extent(kernel, dil)
     pads_b = tuple(int(rng.integers(0, e)) for e in dk)
     pads_e = tuple(int(rng.integers(0, e)) for e in dk)
-    size = (int(rng.integers(1, 7)), int(rng.integers(1, 10)), int(rng.integers(1, 10)))
+    size = (int(rng.integers(1, 7)), int(rng.integers(1, 10)), int(rng.integers(1, 10)))[3 - axes:]
     pads_e = _pads_end_that_fit(kernel, dil, size, pads_b, pads_e)
     types = DTYPES[:3] if rng.random() < 0.8 else DTYPES  # (mostly the spec's: the loops run only those)
     x = _data(rng, (int(rng.integers(1, 3)), int(rng.integers(1, 41)), *size), types[int(rng.integers(0, len(types)))])
@@ -913,9 +923,9 @@ def _outer_first_case(rng: np.random.Generator) -> tuple[np.ndarray, dict]:
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_outer_first_on_any_window_and_band(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """pool_outer_first and pool_outer_first_ncx on random 3-D cases (_outer_first_case) wherever they can
-    run (any number of taps), NXC in random bands of output rows: a band's rows read are not always
-    those of its first and last windows."""
+    """pool_outer_first and pool_outer_first_ncx on random 2-D and 3-D cases (_outer_first_case) wherever
+    they can run (any number of taps), NXC in random bands of output rows: a band's rows read are not
+    always those of its first and last windows."""
     from ndpool._kernels import _launch
 
     chosen = _chosen_kernels(monkeypatch)
@@ -924,7 +934,7 @@ def test_outer_first_on_any_window_and_band(seed: int, monkeypatch: pytest.Monke
     monkeypatch.setattr(_launch, "_OUTER_FIRST_MIN_TAPS", 0)
     band = [1]
     monkeypatch.setattr(_launch, "_outer_first_band", lambda geom: band[0])
-    checked = {_launch.pool_outer_first: 0, _launch.pool_outer_first_ncx: 0}
+    checked = {(k, ndim): 0 for k in (_launch.pool_outer_first, _launch.pool_outer_first_ncx) for ndim in (4, 5)}
     for case in range(600):
         x, attrs = _outer_first_case(rng)
         band[0] = int(rng.integers(1, 5))
@@ -937,9 +947,10 @@ def test_outer_first_on_any_window_and_band(seed: int, monkeypatch: pytest.Monke
         got = _run("numba", ndpool.max_pool, x, **attrs)
         assert np.array_equal(_bits(expected), _bits(got)), (
             f"seed {seed} case {case}: {x.dtype} {x.shape} strides {x.strides} {attrs} band {band[0]}")
-        for k in set(chosen[before:]) & set(checked):
-            checked[k] += 1
-    assert checked[_launch.pool_outer_first] > 120 and checked[_launch.pool_outer_first_ncx] > 45, checked
+        for k in set(chosen[before:]) & {k for k, _ in checked}:
+            checked[k, x.ndim] += 1
+    assert checked[_launch.pool_outer_first, 5] > 60 and checked[_launch.pool_outer_first, 4] > 60, checked
+    assert checked[_launch.pool_outer_first_ncx, 5] > 45, checked
 
 
 def _force_loop(loop: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -88,6 +88,12 @@ _SLIDING_MAX_SCRATCH = 1 << 23
 # before the bands below) 4.2 against 3.4, and k2s2 (8 taps) from 8 channels 0.60 against 0.53.
 _OUTER_FIRST_MAX_SCRATCH = 1 << 18  # (S and a row of T, since T is folded a row at a time)
 _OUTER_FIRST_MIN_TAPS = 8
+# 2-D NXC values too (one d tap: the h pass reads the input itself). Side by side on two threads
+# against the loops before (2026-12-04): the NXC stem 4.4-4.6 against 5.9-6.0 ms (pool_channel_blocks),
+# f16 0.75x, bf16 0.51x (pool_channels_inner); k3s2p1 with 256 and 512 channels 0.58x; 3 to 31
+# channels 0.28-0.75x (pool_channel_runs); k5s2p2 with 16 channels 0.52x. k2s2 (4 taps) was not
+# faster: 0.92-1.52x.
+OUTER_FIRST_2D = True
 # pool_outer_first's units are bands of output rows whose input rows (S) hold about this many elements
 # (128 KB of f32), so that the next unit's d window, which shares slices with this one's, finds them
 # in L2. 2x32x32x64x64 k3s2p1 NXC (7 output rows a band), kernel alone on two threads: whole slices
@@ -603,10 +609,10 @@ def _plan_run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int
 
 def _outer_first_pays(geom: _Planes, bounds: Bounds, strides: np.ndarray, index_dtype: np.dtype[Any] | None,
                       adjacent: bool, storage: np.dtype[Any]) -> bool:
-    """Whether 3-D values go to pool_outer_first (NXC: channels at unit stride) or pool_outer_first_ncx
-    (NCX: w at unit stride, d stride 2 or more): the spec's types, no empty window, more than
-    _OUTER_FIRST_MIN_TAPS taps a window, S (NXC: a band of one output row's input rows, NCX: a
-    slice) and a row of T within _OUTER_FIRST_MAX_SCRATCH.
+    """Whether 3-D values go to pool_outer_first (NXC: channels at unit stride; 2-D too) or
+    pool_outer_first_ncx (NCX: w at unit stride, d stride 2 or more): the spec's types, no empty
+    window, more than _OUTER_FIRST_MIN_TAPS taps a window, S (NXC: a band of one output row's input
+    rows, NCX: a slice) and a row of T within _OUTER_FIRST_MAX_SCRATCH.
 
     NCX, side by side on two threads against the loops before: k3s2p1 on 2x32x32x64x64 2.22 against
     2.36 ms (pool_folds), on 2x64x16x16x16 0.33 against 0.71 (pool_plane_lanes); with d stride 1 the
@@ -614,11 +620,12 @@ def _outer_first_pays(geom: _Planes, bounds: Bounds, strides: np.ndarray, index_
     data it was faster at d stride 1 too (the same k3s1p1 9.4 against 16.1, with 8 channels 2.1
     against 7.1). Since NXC units are bands of output rows, wider slices than 1 MB pay too (k3s2p1 on
     2x64x32x64x64 2.55 against 3.75 ms for pool_channel_blocks, 2x32x32x128x128 7.8 against 8.3)."""
-    if (index_dtype is not None or not isinstance(geom, PoolGeometry) or len(geom.in_size) != 3
+    if (index_dtype is not None or not isinstance(geom, PoolGeometry)
+            or len(geom.in_size) not in ((2, 3) if adjacent and OUTER_FIRST_2D else (3,))
             or not compiled_for(pool_outer_first if adjacent else pool_outer_first_ncx, storage)):
         return False
-    in_w = geom.in_size[2]
-    s_rows = geom.extent[1] if adjacent else geom.in_size[1]
+    in_w = geom.in_size[-1]
+    s_rows = geom.extent[-2] if adjacent else geom.in_size[-2]
     lanes = geom.channels if adjacent else 1
     return ((adjacent or geom.strides[0] >= 2) and strides[1 if adjacent else 4] == 1
             and _no_empty_window(bounds) and _window_taps(bounds) > _OUTER_FIRST_MIN_TAPS
@@ -628,9 +635,9 @@ def _outer_first_pays(geom: _Planes, bounds: Bounds, strides: np.ndarray, index_
 def _outer_first_band(geom: PoolGeometry) -> int:
     """Output rows per unit of pool_outer_first: the input rows they read (S) within about
     _OUTER_FIRST_BAND elements per slice, at least one row."""
-    row = geom.in_size[2] * geom.channels
+    row = geom.in_size[-1] * geom.channels
     budget_rows = _OUTER_FIRST_BAND // max(row, 1)
-    return max(1, min(geom.out_size[1], (budget_rows - geom.extent[1]) // geom.strides[1] + 1))
+    return max(1, min(geom.out_size[-2], (budget_rows - geom.extent[-2]) // geom.strides[-2] + 1))
 
 
 def _never_wins(dtype: np.dtype[Any]) -> Any:

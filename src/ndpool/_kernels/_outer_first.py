@@ -1,4 +1,5 @@
-"""MaxPool values on 3-D data one axis at a time, outermost first: every pass a run of plain maxima.
+"""MaxPool values on 3-D (and 2-D NXC) data one axis at a time, outermost first: every pass a run of
+plain maxima.
 
 pool_channel_blocks folds each window's taps in row-major order under the preset's NaN rule: 27 taps
 per output for a 3x3x3 window, each a compare and select per lane. Here a unit is one output d slice
@@ -10,6 +11,13 @@ per output for a 3x3x3 window, each a compare and select per lane. Here a unit i
 
 3 + 3 + 3 operations per output, each a run of unit-stride "greater wins" maxima that LLVM keeps in
 vectors (a max instruction), over scratch that stays in L2.
+
+2-D NXC data is the case of one d tap: the h pass folds the input rows themselves into T (no S to copy
+them into), CHUNK bytes of a row at a time, and after each chunk requests a share of the lines that the
+next output row reads and this one did not. A core that stops loading to compute leaves its line fills
+idle (see _prefetch); the requests keep them busy. The NXC stem (32x64x112x112 k3s2p1), the call on
+two threads against pool_channel_blocks: 4.4-4.6 ms against 5.9-6.0, f16 0.75x, bf16 (then
+pool_channels_inner) 0.51x; 5-31 channels against pool_channel_runs 0.38-0.75x (2026-12-04).
 
 Outermost first, and "greater wins" whatever the preset, give the window's maximum but not the
 first-maximum rule: equal values with other bits (+0 and -0) keep the first in another order, and a
@@ -155,6 +163,59 @@ def _rows_read(win, dh, oh0, oh1):  # type: ignore[no-untyped-def]
     return lo, hi
 
 
+# The direct h pass (one d tap) folds a row in chunks of this many bytes, requesting a share of the next
+# output row's input lines after each. Kernel alone on the NXC stem (f32), one / two threads: chunks of
+# 2048 bytes 9.2-9.4 / 5.1-5.3 ms, 1024 7.4-8.1 / 3.8-4.5, 512 7.5-7.7 / 4.3-5.1, 256 7.1-7.6 / 3.9-4.3,
+# 128 9.1 / 4.9-7.5; 256 bytes without the requests 10.7 / 5.7-6.9.
+CHUNK = 256
+
+
+@njit(inline="always")
+def _h_row_direct(flat, at, xs_h, win, oh, dh, row_len, t_row, check, keyed, ahead_at, ahead_lines):  # type: ignore[no-untyped-def]
+    """T: output row oh's h window folded straight from the input (tap 0's row at flat[at], rows
+    xs_h apart, each ``row_len`` adjacent elements), a chunk at a time, with ``ahead_lines`` lines from
+    flat[ahead_at] requested a share per chunk; whether a NaN was read."""
+    s_h, f_h, e_h = win[1, 0, oh], win[1, 1, oh], win[1, 2, oh]
+    chunk = CHUNK // flat.itemsize
+    chunks = (row_len + chunk - 1) // chunk
+    share = (ahead_lines + chunks - 1) // chunks
+    line = LINE // flat.itemsize
+    nan = False
+    for k in range(chunks):
+        for e in range(k * share, min((k + 1) * share, ahead_lines)):
+            prefetch_read(flat, np.uint64(ahead_at + e * line))
+        lo = k * chunk
+        nan |= _fold_taps(flat, at + s_h * xs_h + lo, dh * xs_h, f_h, e_h, t_row, lo, min(chunk, row_len - lo), check,
+                          keyed)
+    return nan
+
+
+@njit(inline="always")
+def _ahead(unit, oh, oh1, row_hi, bands, band, out_d, win, dd, dh, xoff, xs_n, xs_d, xs_h, row_len, flat):  # type: ignore[no-untyped-def]
+    """(where, lines) of the input rows that the job's next output row reads and this one did not:
+    the next row of this unit's band, else the next unit's first (rows that are adjacent and undilated
+    only; none after the job's last unit)."""
+    if dh != 1 or xs_h != row_len:
+        return 0, 0
+    n, rest = unit // (bands * out_d), unit % (bands * out_d)
+    od, nxt = rest % out_d, oh + 1
+    if nxt >= oh1:
+        if unit + 1 >= row_hi:
+            return 0, 0
+        n_next, rest = (unit + 1) // (bands * out_d), (unit + 1) % (bands * out_d)
+        nxt, od_next = (rest // out_d) * band, rest % out_d
+        same = n_next == n and od_next == od and nxt == oh + 1  # (2-D: the next band of the image)
+        n, od = n_next, od_next
+    else:
+        same = True
+    lo, hi = _rows_read(win, dh, nxt, nxt + 1)
+    if same:  # rows this output row read are in cache
+        lo = max(lo, _rows_read(win, dh, oh, oh + 1)[1])
+    at = xoff + n * xs_n + (win[0, 0, od] + win[0, 1, od] * dd) * xs_d + lo * xs_h
+    line = LINE // flat.itemsize
+    return at, (max(0, hi - lo) * row_len + line - 1) // line
+
+
 @kernel
 def pool_outer_first(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
     _, out_d, out_h, out_w, n_chan = out.shape
@@ -184,13 +245,25 @@ def pool_outer_first(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
         h0, h1 = _rows_read(win, dh, oh0, oh1)
         s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
         at_d = xoff + n * xs_n + s_d * xs_d + h0 * xs_h
-        if dense:
+        # One d tap (2-D pooling) on dense rows: the h pass reads the input itself, with no S to copy
+        # it into, and requests the next output row's lines as it goes.
+        direct = e_d - f_d == 1 and dense
+        nan = False
+        if direct:
+            at_d += f_d * dd * xs_d - h0 * xs_h  # (tap 0 of the h window is at row s_h)
+        elif dense:
             nan = _d_pass(flat, at_d, dd * xs_d, f_d, e_d, s_buf, h1 - h0, xs_h, 1, 0, row_len, floats, keyed)
         else:
             nan = _d_pass(flat, at_d, dd * xs_d, f_d, e_d, s_buf, h1 - h0, xs_h, in_w, xs_w, n_chan, floats, keyed)
         row0 = (n * out_d + od) * out_h  # output row oh0's number is row0 + oh0
         for oh in range(oh0, oh1):
-            _h_row(s_buf, h0, win, oh, dh, row_len, t_row, 0, keyed)
+            if direct:
+                ahead_at, ahead_lines = _ahead(unit, oh, oh1, row_hi, bands, band, out_d, win, dd, dh, xoff, xs_n,
+                                               xs_d, xs_h, row_len, flat)
+                nan |= _h_row_direct(flat, at_d, xs_h, win, oh, dh, row_len, t_row, floats, keyed, ahead_at,
+                                     ahead_lines)
+            else:
+                _h_row(s_buf, h0, win, oh, dh, row_len, t_row, 0, keyed)
             for ow in range(out_w):
                 s_w, f_w, e_w = win[2, 0, ow], win[2, 1, ow], win[2, 2, ow]
                 ob = (row0 + oh) * pixel_out + ow * n_chan
