@@ -829,7 +829,7 @@ def test_each_loop_matches_reference(loop: str, preset: str, data: str, monkeypa
                 x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
             if name == "pool_channels_inner" and "four taps" not in loop:  # every second channel of a copy
                 x = np.repeat(x, 2, axis=-1)[..., ::2]
-            if loop.startswith("pool_outer_first") and "sliced pixels" in loop:  # the first half of each pixel's channels
+            if loop.startswith("pool_outer_first") and "sliced pixels" in loop:  # the first half of each pixel
                 x = np.concatenate((x, x), axis=-1)[..., : x.shape[-1]]
             if loop == "pool_tiles (sliced channels)":  # every second channel of a copy
                 x = np.repeat(x, 2, axis=1)[:, ::2]
