@@ -891,11 +891,11 @@ def test_sliding_on_any_window_and_unit(seed: int, monkeypatch: pytest.MonkeyPat
     assert _launch.pool_sliding in chosen
 
 
-def _outer_first_case(rng: np.random.Generator) -> tuple[np.ndarray, dict]:
+def _outer_first_case(rng: np.random.Generator, data: Any = None) -> tuple[np.ndarray, dict]:
     """A random values-only case for the outer-first loops: dilations past the strides, pads up to a
     window's extent (windows whose first or last taps fall in them), up to 40 channels; NXC mostly (3-D,
     or 2-D: the direct h pass), NCX 3-D with d stride 2 or 3 (pool_outer_first_ncx's), now and then in
-    another memory layout."""
+    another memory layout. ``data(rng, shape, dtype)`` makes the values (default: _data)."""
     nxc = rng.random() < 0.7
     axes = 2 if nxc and rng.random() < 0.4 else 3
     kernel = tuple(int(k) for k in rng.integers(1, 4, axes))
@@ -909,7 +909,8 @@ def _outer_first_case(rng: np.random.Generator) -> tuple[np.ndarray, dict]:
     size = (int(rng.integers(1, 7)), int(rng.integers(1, 10)), int(rng.integers(1, 10)))[3 - axes:]
     pads_e = _pads_end_that_fit(kernel, dil, size, pads_b, pads_e)
     types = DTYPES[:3] if rng.random() < 0.8 else DTYPES  # (mostly the spec's: the loops run only those)
-    x = _data(rng, (int(rng.integers(1, 3)), int(rng.integers(1, 41)), *size), types[int(rng.integers(0, len(types)))])
+    x = (data or _data)(rng, (int(rng.integers(1, 3)), int(rng.integers(1, 41)), *size),
+                        types[int(rng.integers(0, len(types)))])
     if nxc:
         x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
     if rng.random() < 0.2:
@@ -951,6 +952,46 @@ def test_outer_first_on_any_window_and_band(seed: int, monkeypatch: pytest.Monke
             checked[k, x.ndim] += 1
     assert checked[_launch.pool_outer_first, 5] > 60 and checked[_launch.pool_outer_first, 4] > 60, checked
     assert checked[_launch.pool_outer_first_ncx, 5] > 45, checked
+
+
+def _zero_maxima(rng: np.random.Generator, shape: tuple[int, ...], dtype) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """-2, -1 and zeros, no NaN: many windows' maximum is a zero. Their signs: half of them -0, or (one
+    case in three) all +0."""
+    x = rng.integers(-2, 1, size=shape).astype(np.float64)
+    if rng.random() < 2 / 3:
+        x[(x == 0) & (rng.random(shape) < 0.5)] = -0.0
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_outer_first_zero_results_keep_the_first_zero(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The outer-first loops fold in another order than row-major, so a zero result can be the wrong
+    zero where a window holds +0 and -0: such output rows are pooled again, and only those whose
+    windows' rows hold a -0 (all +0, any order gives +0). Random 2-D and 3-D cases without NaN (a NaN
+    pools the whole unit again) whose maxima are often zeros."""
+    from ndpool._kernels import _launch
+
+    chosen = _chosen_kernels(monkeypatch)
+    _poison_new_memory(monkeypatch)
+    rng = np.random.default_rng(seed + 11)
+    monkeypatch.setattr(_launch, "_OUTER_FIRST_MIN_TAPS", 0)
+    band = [1]
+    monkeypatch.setattr(_launch, "_outer_first_band", lambda geom: band[0])
+    checked = 0
+    for case in range(300):
+        x, attrs = _outer_first_case(rng, _zero_maxima)
+        band[0] = int(rng.integers(1, 5))
+        _launch.forget_plans()
+        try:
+            expected = _run("numpy", ndpool.max_pool, x, **attrs)
+        except ndpool.PoolingError:
+            continue
+        before = len(chosen)
+        got = _run("numba", ndpool.max_pool, x, **attrs)
+        assert np.array_equal(_bits(expected), _bits(got)), (
+            f"seed {seed} case {case}: {x.dtype} {x.shape} strides {x.strides} {attrs} band {band[0]}")
+        checked += bool({_launch.pool_outer_first, _launch.pool_outer_first_ncx} & set(chosen[before:]))
+    assert checked > 150, checked
 
 
 def _force_loop(loop: str, monkeypatch: pytest.MonkeyPatch) -> None:
