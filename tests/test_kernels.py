@@ -922,22 +922,21 @@ def _outer_first_case(rng: np.random.Generator, data: Any = None) -> tuple[np.nd
     return x, attrs
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-def test_outer_first_on_any_window_and_band(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """pool_outer_first and pool_outer_first_ncx on random 2-D and 3-D cases (_outer_first_case) wherever
-    they can run (any number of taps), NXC in random bands of output rows: a band's rows read are not
-    always those of its first and last windows."""
+def _outer_first_sweep(seed: int, data: Any, cases: int, monkeypatch: pytest.MonkeyPatch) -> dict[tuple[Any, int], int]:
+    """Random cases (_outer_first_case with ``data``) where the outer-first loops can run (any number of
+    taps), NXC in random bands of output rows, each exact against the reference; how many each loop
+    pooled, by the input's number of axes (4: 2-D, 5: 3-D)."""
     from ndpool._kernels import _launch
 
     chosen = _chosen_kernels(monkeypatch)
     _poison_new_memory(monkeypatch)
-    rng = np.random.default_rng(seed + 3)
+    rng = np.random.default_rng(seed)
     monkeypatch.setattr(_launch, "_OUTER_FIRST_MIN_TAPS", 0)
     band = [1]
     monkeypatch.setattr(_launch, "_outer_first_band", lambda geom: band[0])
     checked = {(k, ndim): 0 for k in (_launch.pool_outer_first, _launch.pool_outer_first_ncx) for ndim in (4, 5)}
-    for case in range(600):
-        x, attrs = _outer_first_case(rng)
+    for case in range(cases):
+        x, attrs = _outer_first_case(rng, data)
         band[0] = int(rng.integers(1, 5))
         _launch.forget_plans()  # (a kept plan would keep its band)
         try:
@@ -950,6 +949,16 @@ def test_outer_first_on_any_window_and_band(seed: int, monkeypatch: pytest.Monke
             f"seed {seed} case {case}: {x.dtype} {x.shape} strides {x.strides} {attrs} band {band[0]}")
         for k in set(chosen[before:]) & {k for k, _ in checked}:
             checked[k, x.ndim] += 1
+    return checked
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_outer_first_on_any_window_and_band(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pool_outer_first and pool_outer_first_ncx on random 2-D and 3-D cases wherever they can run, NXC
+    in random bands: a band's rows read are not always those of its first and last windows."""
+    from ndpool._kernels import _launch
+
+    checked = _outer_first_sweep(seed + 3, None, 600, monkeypatch)
     assert checked[_launch.pool_outer_first, 5] > 60 and checked[_launch.pool_outer_first, 4] > 60, checked
     assert checked[_launch.pool_outer_first_ncx, 5] > 45, checked
 
@@ -967,31 +976,10 @@ def _zero_maxima(rng: np.random.Generator, shape: tuple[int, ...], dtype) -> np.
 def test_outer_first_zero_results_keep_the_first_zero(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The outer-first loops fold in another order than row-major, so a zero result can be the wrong
     zero where a window holds +0 and -0: such output rows are pooled again, and only those whose
-    windows' rows hold a -0 (all +0, any order gives +0). Random 2-D and 3-D cases without NaN (a NaN
-    pools the whole unit again) whose maxima are often zeros."""
-    from ndpool._kernels import _launch
-
-    chosen = _chosen_kernels(monkeypatch)
-    _poison_new_memory(monkeypatch)
-    rng = np.random.default_rng(seed + 11)
-    monkeypatch.setattr(_launch, "_OUTER_FIRST_MIN_TAPS", 0)
-    band = [1]
-    monkeypatch.setattr(_launch, "_outer_first_band", lambda geom: band[0])
-    checked = 0
-    for case in range(300):
-        x, attrs = _outer_first_case(rng, _zero_maxima)
-        band[0] = int(rng.integers(1, 5))
-        _launch.forget_plans()
-        try:
-            expected = _run("numpy", ndpool.max_pool, x, **attrs)
-        except ndpool.PoolingError:
-            continue
-        before = len(chosen)
-        got = _run("numba", ndpool.max_pool, x, **attrs)
-        assert np.array_equal(_bits(expected), _bits(got)), (
-            f"seed {seed} case {case}: {x.dtype} {x.shape} strides {x.strides} {attrs} band {band[0]}")
-        checked += bool({_launch.pool_outer_first, _launch.pool_outer_first_ncx} & set(chosen[before:]))
-    assert checked > 150, checked
+    windows hold a -0 (all +0, any order gives +0). Random 2-D and 3-D cases without NaN (a NaN pools
+    the whole unit again) whose maxima are often zeros."""
+    checked = _outer_first_sweep(seed + 11, _zero_maxima, 300, monkeypatch)
+    assert sum(checked.values()) > 150, checked
 
 
 def _force_loop(loop: str, monkeypatch: pytest.MonkeyPatch) -> None:
