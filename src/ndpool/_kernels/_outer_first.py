@@ -305,8 +305,9 @@ def pool_outer_first(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
                 _fold_taps(t_row, s_w * n_chan, dw * n_chan, f_w, e_w, o, ob, n_chan, False, keyed)
         if seed_lowest:  # openvino starts at lowest: a floor
             _floor(o, (row0 + oh0) * pixel_out, (oh1 - oh0) * pixel_out, lowest)
-        # Pooled again where the order mattered: the whole unit after a NaN, else rows with a zero
-        # (first one test over the unit's outputs, adjacent: a test per row stayed short loops).
+        # Pooled again where the order mattered: the whole unit after a NaN, else rows with a zero result
+        # whose window holds a -0 (first one test for zeros over the unit's outputs, adjacent: a test
+        # per row stayed short loops).
         if not floats or not (nan or _again(o, (row0 + oh0) * pixel_out, (oh1 - oh0) * pixel_out)):
             continue
         for oh in range(oh0, oh1):
