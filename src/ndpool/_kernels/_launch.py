@@ -93,7 +93,6 @@ _OUTER_FIRST_MIN_TAPS = 8
 # f16 0.75x, bf16 0.51x (pool_channels_inner); k3s2p1 with 256 and 512 channels 0.58x; 3 to 31
 # channels 0.28-0.75x (pool_channel_runs); k5s2p2 with 16 channels 0.52x. k2s2 (4 taps) was not
 # faster: 0.92-1.52x.
-OUTER_FIRST_2D = True
 # pool_outer_first's units are bands of output rows whose input rows (S) hold about this many elements
 # (128 KB of f32), so that the next unit's d window, which shares slices with this one's, finds them
 # in L2. 2x32x32x64x64 k3s2p1 NXC (7 output rows a band), kernel alone on two threads: whole slices
@@ -621,7 +620,7 @@ def _outer_first_pays(geom: _Planes, bounds: Bounds, strides: np.ndarray, index_
     against 7.1). Since NXC units are bands of output rows, wider slices than 1 MB pay too (k3s2p1 on
     2x64x32x64x64 2.55 against 3.75 ms for pool_channel_blocks, 2x32x32x128x128 7.8 against 8.3)."""
     if (index_dtype is not None or not isinstance(geom, PoolGeometry)
-            or len(geom.in_size) not in ((2, 3) if adjacent and OUTER_FIRST_2D else (3,))
+            or len(geom.in_size) not in ((2, 3) if adjacent else (3,))
             or not compiled_for(pool_outer_first if adjacent else pool_outer_first_ncx, storage)):
         return False
     in_w = geom.in_size[-1]

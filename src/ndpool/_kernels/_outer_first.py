@@ -226,19 +226,25 @@ def _h_row_direct(flat, at, xs_h, win, oh, dh, row_len, t_row, check, keyed, ahe
 
 
 @njit(inline="always")
+def _band_unit(unit, bands, band, out_d):  # type: ignore[no-untyped-def]
+    """(n, first output row, od) of pool_outer_first's unit (n, band of output rows, od), od fastest."""
+    n, rest = unit // (bands * out_d), unit % (bands * out_d)
+    return n, (rest // out_d) * band, rest % out_d
+
+
+@njit(inline="always")
 def _ahead(unit, oh, oh1, row_hi, bands, band, out_d, win, dd, dh, xoff, xs_n, xs_d, xs_h, row_len, flat):  # type: ignore[no-untyped-def]
     """(where, lines) of the input rows that the job's next output row reads and this one did not:
     the next row of this unit's band, else the next unit's first (rows that are adjacent and undilated
     only; none after the job's last unit)."""
     if dh != 1 or xs_h != row_len:
         return 0, 0
-    n, rest = unit // (bands * out_d), unit % (bands * out_d)
-    od, nxt = rest % out_d, oh + 1
+    n, _, od = _band_unit(unit, bands, band, out_d)
+    nxt = oh + 1
     if nxt >= oh1:
         if unit + 1 >= row_hi:
             return 0, 0
-        n_next, rest = (unit + 1) // (bands * out_d), (unit + 1) % (bands * out_d)
-        nxt, od_next = (rest // out_d) * band, rest % out_d
+        n_next, nxt, od_next = _band_unit(unit + 1, bands, band, out_d)
         same = n_next == n and od_next == od and nxt == oh + 1  # (2-D: the next band of the image)
         n, od = n_next, od_next
     else:
@@ -274,8 +280,7 @@ def pool_outer_first(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
     # to the next, and a band's rows of them are still in L2 (whole slices of 64x64 pixels of 32
     # channels were not: every input line was read 1.5 times from L3).
     for unit in range(row_lo, row_hi):
-        n, rest = unit // (bands * out_d), unit % (bands * out_d)
-        oh0, od = (rest // out_d) * band, rest % out_d
+        n, oh0, od = _band_unit(unit, bands, band, out_d)
         oh1 = min(oh0 + band, out_h)
         h0, h1 = _rows_read(win, dh, oh0, oh1)
         s_d, f_d, e_d = win[0, 0, od], win[0, 1, od], win[0, 2, od]
