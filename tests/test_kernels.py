@@ -1225,3 +1225,28 @@ def test_contiguous_inputs_with_odd_unit_axis_strides(dtype) -> None:  # type: i
                 got = _run("numba", fn, *args, **kwargs)
                 for w, g in zip(want, got, strict=True):
                     assert w.dtype == g.dtype and np.array_equal(_bits(w), _bits(g)), (x.strides, layout, fn)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.uint16, np.float64])
+def test_streamed_runs_copy_every_element_whatever_the_alignment(dtype) -> None:  # type: ignore[no-untyped-def]
+    """_stores.stream_run (whole output lines stored non-temporally, the partial lines at either end as
+    usual) copies exactly its run, at every start and length around a line, and nothing around it."""
+    from numba import njit
+
+    from ndpool._kernels._stores import store_fence, stream_run
+
+    @njit
+    def copy(src, s0, dst, d0, count):  # type: ignore[no-untyped-def]
+        stream_run(src, s0, dst, d0, count)
+        store_fence()
+
+    per_line = 64 // np.dtype(dtype).itemsize
+    src = np.arange(1, 4 * per_line + 1).astype(dtype)
+    for d0 in range(per_line + 1):
+        for count in (0, 1, per_line - 1, per_line, per_line + 1, 2 * per_line + 3):
+            for s0 in (0, 3):
+                dst = np.zeros(4 * per_line + 8, dtype)
+                copy(src, s0, dst, d0, count)
+                want = np.zeros_like(dst)
+                want[d0:d0 + count] = src[s0:s0 + count]
+                assert np.array_equal(dst, want), (d0, count, s0)

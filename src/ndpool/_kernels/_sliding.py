@@ -35,6 +35,7 @@ from ._loops import _rules
 from ._prefetch import LINE, prefetch_read, prefetch_write
 from ._separable import _combine_run, _later_wins, _level_of
 from ._separable_nxc import _finish_band, _floor
+from ._stores import STREAMING, store_fence, stream_run
 
 # Input rows requested ahead of the one being folded.
 AHEAD = 4
@@ -43,8 +44,15 @@ AHEAD = 4
 @njit(inline="always")
 def _fold2(src, iwork, a, b, dst, o, count, nan, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
     """dst[o + i] = the later-wins fold of src[a + i] (earlier) and src[b + i] (later): pool_separable's
-    _combine_run, with the NaN terms only where the rows hold a NaN (``iwork``: its unused indices)."""
-    _combine_run(src, iwork, a, b - a, 1, dst, iwork, o, count, False, nan & nan_takes, hold, nan & nan_bottom)
+    _combine_run, with the NaN terms only where the rows hold a NaN (``iwork``: its unused indices).
+    Without, a loop of plain maxima here: the call's arguments (each array seven words, pushed) cost
+    about a tenth of the k13 SPP kernel's time."""
+    if nan:
+        _combine_run(src, iwork, a, b - a, 1, dst, iwork, o, count, False, nan_takes, hold, nan_bottom)
+    else:
+        for i in range(count):
+            e, later = src[np.uint64(a + i)], src[np.uint64(b + i)]
+            dst[np.uint64(o + i)] = later if as_key(later) > as_key(e) else e
 
 
 @kernel  # compiled once and called per row
@@ -184,7 +192,7 @@ def pool_sliding(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, 
                 a = at_plane + (r + AHEAD) * xs_h + c0 * lanes
                 for e in range(a, a + (c1 - c0) * lanes, line):
                     prefetch_read(flat, np.uint64(e))
-            if oh + 1 < oh1:
+            if oh + 1 < oh1 and not STREAMING:
                 a = o_unit + (oh + 1) * out_w * lanes
                 for e in range(a, a + lanes_out, line):
                     prefetch_write(o_all, np.uint64(e))
@@ -213,11 +221,14 @@ def pool_sliding(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, 
                     at = ring0 + t * ring * ring_row
                     a, b = (lo - h_first) % ring, (lo + (e - f - (1 << t)) * dh - h_first) % ring
                     nan_ab = iwork[t * ring + a] | iwork[t * ring + b]
-                    _fold2(work, iwork, at + a * ring_row, at + b * ring_row, o_all, o_unit + oh * out_w * lanes,
-                           lanes_out, nan_ab != 0, nan_takes, hold, nan_bottom)
-                    if seed_lowest:  # openvino's start at lowest, while the row is in L1
-                        _floor(o_all, o_unit + oh * out_w * lanes, lanes_out, empty[0])
+                    # Folded into the free start of the scratch (the w pass's rows), then streamed out.
+                    _fold2(work, iwork, at + a * ring_row, at + b * ring_row, work, 0, lanes_out, nan_ab != 0,
+                           nan_takes, hold, nan_bottom)
+                    if seed_lowest:  # openvino's start at lowest
+                        _floor(work, 0, lanes_out, empty[0])
+                    stream_run(work, 0, o_all, o_unit + oh * out_w * lanes, lanes_out)
                 oh += 1
+        store_fence()  # (before this job's own reads below, and the caller's)
         first_valid = p[21] != 0 and band_nan
         if any_empty or first_valid:
             _finish_band(o_all, idx.reshape(-1), flat, at_plane, xs_h, xs_w, xs_c, plane, oh0, oh1, ow0, ow1, out_h,
@@ -282,7 +293,9 @@ def _levels_and_windows(work, iwork, t0, top_w, k_w, dw, sw, lanes, row_len, n_o
         src, other = other, src
     q0, q1, q2, q3 = _quarters(k_w, top_w)
     b, c, d = src + q1 * dw * lanes, src + q2 * dw * lanes, src + q3 * dw * lanes
-    if sw == 1 or lanes == 1:  # one run (lanes == 1: stride sw through the row)
+    if sw == 1 and not nan:  # one run of plain maxima, here (a call per row: see _fold2)
+        _fold4_plain(work, src, b, c, d, 1, work, o, n_out * lanes)
+    elif sw == 1 or lanes == 1:  # one run (lanes == 1: stride sw through the row)
         _fold4(work, src, b, c, d, sw, work, o, n_out * lanes, nan, nan_takes, hold, nan_bottom)
     else:
         for ow in range(n_out):
