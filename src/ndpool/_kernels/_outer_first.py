@@ -381,6 +381,21 @@ def _next_window(unit, row_hi, out_d, n_chan, win, xoff, xs_n, xs_c, xs_d, dd, d
     return at_d + first * dd * xs_d, slices, (slices * slice_lines + out_h - 1) // out_h
 
 
+@njit(inline="always")
+def _request_share(flat, at, slice_step, slice_lines, line, lo, hi):  # type: ignore[no-untyped-def]
+    """Requests lines lo..hi of the slices from flat[at] on (slice_lines lines each, slice_step
+    elements apart). One division, not one per line: with a division per line the requests took
+    a quarter of the kernel's samples (perf, 2x32x32x64x64 k3s2p1 NCX, one thread)."""
+    if lo >= hi:
+        return
+    s, k = lo // slice_lines, lo % slice_lines
+    for _ in range(hi - lo):
+        prefetch_read(flat, np.uint64(at + s * slice_step + k * line))
+        k += 1
+        if k == slice_lines:
+            s, k = s + 1, 0
+
+
 @kernel
 def pool_outer_first_ncx(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, work, iwork):  # type: ignore[no-untyped-def]
     n_img, n_chan, out_d, out_h, out_w = out.shape
@@ -422,8 +437,8 @@ def pool_outer_first_ncx(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
             nan = _d_pass(flat, at_d, dd * xs_d, f_d, e_d, s_buf, in_h, xs_h, 1, 0, in_w, floats, keyed)
         ub = unit * unit_out
         for oh in range(out_h):
-            for e in range(oh * ahead_share, min((oh + 1) * ahead_share, ahead_slices * slice_lines)):
-                prefetch_read(flat, np.uint64(ahead_at + (e // slice_lines) * dd * xs_d + (e % slice_lines) * line))
+            _request_share(flat, ahead_at, dd * xs_d, slice_lines, line, oh * ahead_share,
+                           min((oh + 1) * ahead_share, ahead_slices * slice_lines))
             _h_row(s_buf, 0, win, oh, dh, in_w, t_row, before, keyed)
             if sw == 2:
                 _split_pairs(t_row, t_ph, half)
