@@ -200,30 +200,31 @@ def _fold4(src, pos, fidx, dst, d0, dsti, lanes, step, want_idx, nan_takes, hold
         # First by the plain "greater wins" rule, noting NaNs: the NaN rule's terms in the loop took
         # twice its instructions (AdaptiveMaxPool 14x14 -> 7x7 NXC with 512 channels). Without a NaN
         # the two rules agree; with one, the run is folded again by the preset's rule.
-        nan = False
-        for i in range(lanes):
-            m, mi = src[np.uint64(a0 + i)], g0 + i * step
-            km = as_key(m)
-            nan |= km != km
-            m, mi = _take(src, a1, i, g1, step, m, mi, False, False)
-            nan |= _is_nan(src, a1, i)
-            m, mi = _take(src, a2, i, g2, step, m, mi, False, False)
-            nan |= _is_nan(src, a2, i)
-            dst[np.uint64(d0 + i)], dsti[np.uint64(d0 + i)] = _take(src, a3, i, g3, step, m, mi, False, False)
-            nan |= _is_nan(src, a3, i)
-        if not nan or not (nan_takes or hold):
-            return
-        for i in range(lanes):
-            m, mi = src[np.uint64(a0 + i)], g0 + i * step
-            m, mi = _take(src, a1, i, g1, step, m, mi, nan_takes, hold)
-            m, mi = _take(src, a2, i, g2, step, m, mi, nan_takes, hold)
-            dst[np.uint64(d0 + i)], dsti[np.uint64(d0 + i)] = _take(src, a3, i, g3, step, m, mi, nan_takes, hold)
+        if (_fold4_indexed(src, a0, a1, a2, a3, g0, g1, g2, g3, step, dst, dsti, d0, lanes, False, False)
+                and (nan_takes or hold)):
+            _fold4_indexed(src, a0, a1, a2, a3, g0, g1, g2, g3, step, dst, dsti, d0, lanes, nan_takes, hold)
     else:
         for i in range(lanes):
             m = src[np.uint64(a0 + i)]
             m = _take_value(src, a1, i, m, nan_takes, hold)
             m = _take_value(src, a2, i, m, nan_takes, hold)
             dst[np.uint64(d0 + i)] = _take_value(src, a3, i, m, nan_takes, hold)
+
+
+@njit(inline="always")
+def _fold4_indexed(src, a0, a1, a2, a3, g0, g1, g2, g3, step, dst, dsti, d0, lanes, nan_takes, hold):  # type: ignore[no-untyped-def]
+    """_fold4's loop with indices under one rule; whether a tap was NaN."""
+    nan = False
+    for i in range(lanes):
+        m, mi = src[np.uint64(a0 + i)], g0 + i * step
+        nan |= _is_nan(src, a0, i)
+        m, mi = _take(src, a1, i, g1, step, m, mi, nan_takes, hold)
+        nan |= _is_nan(src, a1, i)
+        m, mi = _take(src, a2, i, g2, step, m, mi, nan_takes, hold)
+        nan |= _is_nan(src, a2, i)
+        dst[np.uint64(d0 + i)], dsti[np.uint64(d0 + i)] = _take(src, a3, i, g3, step, m, mi, nan_takes, hold)
+        nan |= _is_nan(src, a3, i)
+    return nan
 
 
 @njit(inline="always")

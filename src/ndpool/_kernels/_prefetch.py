@@ -18,15 +18,20 @@ from numba.extending import intrinsic
 LINE = 64
 
 
+def element_pointer(context, builder, arrty, arr, index):  # type: ignore[no-untyped-def]
+    """Codegen: the address of arr[index] (an array of numba type arrty; no bounds check)."""
+    return builder.gep(context.make_array(arrty)(context, builder, arr).data, [index])
+
+
 def _prefetch(rw: int, locality: int):  # type: ignore[no-untyped-def]
     @intrinsic
     def prefetch(typingctx, arr, i):  # type: ignore[no-untyped-def]
         sig = types.void(arr, types.uint64)
 
         def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-            data = context.make_array(arr)(context, builder, args[0]).data
             # A hint: no bounds check, and an address outside the array is never read.
-            ptr = builder.bitcast(builder.gep(data, [args[1]]), ir.IntType(8).as_pointer())
+            at = element_pointer(context, builder, arr, args[0], args[1])
+            ptr = builder.bitcast(at, ir.IntType(8).as_pointer())
             i32 = ir.IntType(32)
             fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
             fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")

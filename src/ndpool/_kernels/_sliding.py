@@ -60,9 +60,19 @@ def _fold2(src, iwork, a, b, dst, o, count, nan, nan_takes, hold, nan_bottom):  
             dst[np.uint64(o + i)] = later if as_key(later) > as_key(e) else e
 
 
-@kernel  # compiled once and called per row
+@njit(inline="always")
 def _fold4(src, a, b, c, d, step, dst, o, count, nan, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
-    """dst[o + i] = the later-wins fold of src[x + i*step] for x = a, b, c, d (earliest first)."""
+    """dst[o + i] = the later-wins fold of src[x + i*step] for x = a, b, c, d (earliest first): plain
+    maxima at stride 1 here, in the caller's loop (a call per row: see _fold2), the rest by _fold4_rows."""
+    if step == 1 and not nan:
+        _fold4_plain(src, a, b, c, d, 1, dst, o, count)
+    else:
+        _fold4_rows(src, a, b, c, d, step, dst, o, count, nan, nan_takes, hold, nan_bottom)
+
+
+@kernel  # compiled once and called per row
+def _fold4_rows(src, a, b, c, d, step, dst, o, count, nan, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
+    """_fold4 as one compiled loop shared by its call sites."""
     # Without NaN, plain loops at stride 1, 2 (constants) or any: the rule's loop runs a scalar
     # chain per output (k5 s2 on 128x128 NCX planes: 7.1 ms, with these 1.6).
     if not nan:
@@ -298,9 +308,7 @@ def _levels_and_windows(work, iwork, t0, top_w, k_w, dw, sw, lanes, row_len, n_o
         src, other = other, src
     q0, q1, q2, q3 = _quarters(k_w, top_w)
     b, c, d = src + q1 * dw * lanes, src + q2 * dw * lanes, src + q3 * dw * lanes
-    if sw == 1 and not nan:  # one run of plain maxima, here (a call per row: see _fold2)
-        _fold4_plain(work, src, b, c, d, 1, work, o, n_out * lanes)
-    elif sw == 1 or lanes == 1:  # one run (lanes == 1: stride sw through the row)
+    if sw == 1 or lanes == 1:  # one run (lanes == 1: stride sw through the row)
         _fold4(work, src, b, c, d, sw, work, o, n_out * lanes, nan, nan_takes, hold, nan_bottom)
     else:
         for ow in range(n_out):

@@ -19,7 +19,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-from ._prefetch import LINE
+from ._prefetch import LINE, element_pointer
 
 STREAMING = platform.machine().lower() in ("x86_64", "amd64")
 
@@ -33,8 +33,8 @@ def _stream_line(typingctx, dst, d0, src, s0):  # type: ignore[no-untyped-def]
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
         element = context.get_data_type(dst.dtype)
         vector = ir.VectorType(element, LINE // context.get_abi_sizeof(element))
-        to = builder.gep(context.make_array(dst)(context, builder, args[0]).data, [args[1]])
-        at = builder.gep(context.make_array(src)(context, builder, args[2]).data, [args[3]])
+        to = element_pointer(context, builder, dst, args[0], args[1])
+        at = element_pointer(context, builder, src, args[2], args[3])
         value = builder.load(builder.bitcast(at, vector.as_pointer()), align=1)
         store = builder.store(value, builder.bitcast(to, vector.as_pointer()), align=LINE)
         if STREAMING:
@@ -50,8 +50,7 @@ def _address(typingctx, arr, i):  # type: ignore[no-untyped-def]
     sig = types.uint64(arr, types.uint64)
 
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        at = builder.gep(context.make_array(arr)(context, builder, args[0]).data, [args[1]])
-        return builder.ptrtoint(at, ir.IntType(64))
+        return builder.ptrtoint(element_pointer(context, builder, arr, args[0], args[1]), ir.IntType(64))
 
     return sig, codegen
 
