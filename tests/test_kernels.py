@@ -1250,3 +1250,24 @@ def test_streamed_runs_copy_every_element_whatever_the_alignment(dtype) -> None:
                 want = np.zeros_like(dst)
                 want[d0:d0 + count] = src[s0:s0 + count]
                 assert np.array_equal(dst, want), (d0, count, s0)
+
+
+def test_flat_views_address_every_element_of_any_layout() -> None:
+    """_launch._flat_view: the kernels' (flat buffer, offset, element strides) of a 5-D view reach
+    each of its elements, for every axis order of a contiguous array (the transposed ones take a
+    shortcut that is valid only without negative or gapped strides), and for reversed, sliced,
+    broadcast and odd unit-axis views, which must not take it."""
+    import itertools
+
+    from ndpool._kernels._launch import _flat_view
+
+    base = np.arange(2 * 3 * 1 * 4 * 5, dtype=np.float32).reshape(2, 3, 1, 4, 5)
+    views = [base.transpose(order) for order in itertools.permutations(range(5))]
+    views += [base[:, ::-1], base.transpose(0, 4, 1, 2, 3)[:, ::2], base.transpose(0, 4, 1, 2, 3)[:, :, :, ::-1],
+              np.broadcast_to(base[:1], base.shape).transpose(0, 4, 1, 2, 3),
+              np.lib.stride_tricks.as_strided(base.transpose(0, 4, 1, 2, 3), strides=(240, 4, 80, -(1 << 40), 20))]
+    for view in views:
+        flat, offset, strides = _flat_view(view)
+        at = offset + (strides[:, None] * np.indices(view.shape).reshape(5, -1)).sum(axis=0)
+        assert at.min() >= 0 and at.max() < flat.size, view.strides
+        assert np.array_equal(flat[at], view.reshape(-1)), view.strides

@@ -444,7 +444,7 @@ def _channels_adjacent(x: np.ndarray, geom: _Planes) -> bool:
 
 def _as_5d(a: np.ndarray) -> np.ndarray:
     """(N, C, *X) -> (N, C, D, H, W) with unit axes in front: a view, never a copy."""
-    return np.expand_dims(a, tuple(range(2, 7 - a.ndim))) if a.ndim < 5 else a
+    return a[(slice(None), slice(None)) + (None,) * (5 - a.ndim)]  # (np.expand_dims: 3 us a call)
 
 
 def _windows(bounds: Bounds) -> np.ndarray:
@@ -655,6 +655,11 @@ def _flat_view(x5: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
     strides = np.array([st // itemsize for st in x5.strides], np.int64)
     if x5.flags.c_contiguous:  # (the common case: as_strided below took 10 us of a small call)
         return x5.reshape(-1), 0, strides
+    # A transposed contiguous array (NXC data seen as NCX): its axes in memory order are contiguous,
+    # and with no stride negative element [0, 0, 0, 0, 0] comes first (as_strided: 4 us of 25).
+    dense = x5.transpose(sorted(range(5), key=lambda axis: -x5.strides[axis]))
+    if dense.flags.c_contiguous:
+        return dense.reshape(-1), 0, strides
     # The lowest and highest elements the view can address.
     low = sum(int(st) * (dim - 1) for st, dim in zip(strides, x5.shape) if st < 0)
     high = sum(int(st) * (dim - 1) for st, dim in zip(strides, x5.shape) if st > 0)
