@@ -224,7 +224,7 @@ def pool_tiles(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
     fused = want_idx and k_h == 2
     job_end = row_hi * out_h * out_w  # a fused run writes up to here, no further
     rv = _fused_like(empty[0])
-    ri = _fused_like(np.int64(0))
+    ri = _fused_like(oi[0])  # (of the indices' own type: int32 slots stored as int32, not narrowed then)
     for plane in range(row_lo, row_hi):  # (n, c)
         n, c = plane // n_chan, plane % n_chan
         at = xoff + n * xs_n + c * xs_c
