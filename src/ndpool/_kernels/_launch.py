@@ -510,8 +510,30 @@ def _execute(plan: _Plan, x: np.ndarray) -> Result:
     if plan.index_dtype is None:
         return values, None
     # Kernels outside NATIVE_I32 write int64; i32 is narrowed here (the geometry proved every index fits).
-    indices = idx5 if idx5.dtype == plan.index_dtype else idx5.astype(plan.index_dtype)
+    indices = idx5 if idx5.dtype == plan.index_dtype else _narrowed(idx5, plan.index_dtype)
     return values, _ncx5(indices, plan.order, plan.geom)
+
+
+def _narrowed(wide: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
+    """The C-contiguous ``wide`` cast to ``dtype`` (every value fits), split over the launcher's threads:
+    NumPy's cast lets go of the GIL. (astype on one thread: 1.7 of the 17 ms of k13 s1 on 1x16x512x512
+    NCX with i32 indices.)"""
+    narrow = _empty(wide.shape, dtype)
+    src, dst = wide.reshape(-1), narrow.reshape(-1)
+    threads = numba.get_num_threads()
+    if threads <= 1 or src.size < _MIN_PARALLEL_OUTPUTS:
+        _cast(dst, src)
+        return narrow
+    step = math.ceil(src.size / threads)
+    jobs = [_pool(threads).submit(_cast, dst[lo:lo + step], src[lo:lo + step]) for lo in range(step, src.size, step)]
+    _cast(dst[:step], src[:step])
+    for j in jobs:
+        j.result()
+    return narrow
+
+
+def _cast(dst: np.ndarray, src: np.ndarray) -> None:
+    np.copyto(dst, src, casting="unsafe")
 
 
 def _plan_run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...], stride_w: int,
