@@ -337,12 +337,18 @@ def _launch(entry: Any, args: tuple[Any, ...], rows: int, outputs: int, scratch:
     def job(lo: int, hi: int) -> None:
         entry(*args, lo, hi, _empty(max(scratch[0], 1), dtype), _empty(max(scratch[1], 1), np.int64))
 
-    threads = min(numba.get_num_threads(), rows)
+    _split(job, rows, outputs)
+
+
+def _split(job: Any, count: int, outputs: int) -> None:
+    """``job(lo, hi)`` over [0, count) in even parts, one per thread (numba's thread count), or at once
+    on the calling thread when ``outputs`` are too few to pay for the hand-off."""
+    threads = min(numba.get_num_threads(), count)
     if threads <= 1 or outputs < _MIN_PARALLEL_OUTPUTS:
-        job(0, rows)
+        job(0, count)
         return
-    step = math.ceil(rows / threads)
-    jobs = [_pool(threads).submit(job, lo, min(lo + step, rows)) for lo in range(0, rows, step)]
+    step = math.ceil(count / threads)
+    jobs = [_pool(threads).submit(job, lo, min(lo + step, count)) for lo in range(0, count, step)]
     for j in jobs:
         j.result()
 
@@ -520,20 +526,12 @@ def _narrowed(wide: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
     NCX with i32 indices.)"""
     narrow = _empty(wide.shape, dtype)
     src, dst = wide.reshape(-1), narrow.reshape(-1)
-    threads = numba.get_num_threads()
-    if threads <= 1 or src.size < _MIN_PARALLEL_OUTPUTS:
-        _cast(dst, src)
-        return narrow
-    step = math.ceil(src.size / threads)
-    jobs = [_pool(threads).submit(_cast, dst[lo:lo + step], src[lo:lo + step]) for lo in range(step, src.size, step)]
-    _cast(dst[:step], src[:step])
-    for j in jobs:
-        j.result()
+
+    def part(lo: int, hi: int) -> None:
+        np.copyto(dst[lo:hi], src[lo:hi], casting="unsafe")
+
+    _split(part, src.size, src.size)
     return narrow
-
-
-def _cast(dst: np.ndarray, src: np.ndarray) -> None:
-    np.copyto(dst, src, casting="unsafe")
 
 
 def _plan_run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int, ...], stride_w: int,
