@@ -83,14 +83,19 @@ def _fold3(buf, bufi, a0, a1, a2, o, n, f, f_step, f_gap, want_idx, nan_takes, h
     """buf[o + t] = the fold of buf[a0 + t], buf[a1 + t], buf[a2 + t] (taps 0, 1, 2), t < n."""
     # One loop per case: a loop-invariant test left inside a loop was if-converted, not hoisted.
     if want_idx:
-        g1, g2 = f_gap, 2 * f_gap  # the winning tap's index offset, selected (not multiplied)
+        # Index arithmetic in the slots' type (int32: plane-relative indices), the first tap's index
+        # as a running sum: int64 halved the vector width, and f + t*f_step became a vector multiply.
+        fi, fs = bufi.dtype.type(f), bufi.dtype.type(f_step)
+        g1, g2 = bufi.dtype.type(f_gap), bufi.dtype.type(2 * f_gap)  # (selected, not multiplied)
+        g0 = bufi.dtype.type(0)
         for t in range(n):
             m, v = buf[np.uint64(a0 + t)], buf[np.uint64(a1 + t)]
-            m, g = (v, g1) if _later_wins(as_key(v), as_key(m), nan_takes, hold, nan_bottom) else (m, 0)
+            m, g = (v, g1) if _later_wins(as_key(v), as_key(m), nan_takes, hold, nan_bottom) else (m, g0)
             v = buf[np.uint64(a2 + t)]
             m, g = (v, g2) if _later_wins(as_key(v), as_key(m), nan_takes, hold, nan_bottom) else (m, g)
             buf[np.uint64(o + t)] = m
-            bufi[np.uint64(o + t)] = f + t * f_step + g
+            bufi[np.uint64(o + t)] = fi + g
+            fi += fs
     else:
         for t in range(n):
             m, v = buf[np.uint64(a0 + t)], buf[np.uint64(a1 + t)]
@@ -100,16 +105,17 @@ def _fold3(buf, bufi, a0, a1, a2, o, n, f, f_step, f_gap, want_idx, nan_takes, h
 
 
 @kernel
-def _fold_rows(val, vali, at, at_step, gap, k, dst, dsti, d0, d_step, count, n_rows, never, clean, want_idx,
-               nan_takes, hold, nan_bottom, src, src_next, src_len, dst_next, dst_len):  # type: ignore[no-untyped-def]
+def _fold_rows(val, vali, at, at_step, gap, k, dst, dsti, d0, di0, d_step, count, n_rows, never, clean, want_idx,
+               nan_takes, hold, nan_bottom, src, src_next, src_len, dst_next, dst_len, dst_idx):  # type: ignore[no-untyped-def]
     """For rows r < n_rows: dst[d0 + r*d_step + t] = the fold of val[at + r*at_step + j*gap + t]
-    over taps j < k (``never`` if k = 0), indices carried from vali, for t < count. ``clean``: those
+    over taps j < k (``never`` if k = 0), indices carried from vali into dsti[di0 + r*d_step + t],
+    for t < count. ``clean``: those
     taps hold no NaN. Three taps in the first pass, two in each later one (a tap past the last is
     the last again: folded twice, a tap changes nothing). Many rows per call: a call per output
     row of the stem (15 arguments on the stack) was 8% of its time.
 
     Each row also requests its share of src[src_next:src_next + src_len] and, for writing, of
-    dst[dst_next:dst_next + dst_len] (and dsti): the next plane's input and output (zero lengths:
+    dst[dst_next:dst_next + dst_len] (and dst_idx): the next plane's input and output (zero lengths:
     none). A row at a time: a call's worth at once before each call, or a call per row, was slower
     (so was a general share helper with a division per row: 16.7 against 15.8 ms on the stem)."""
     if nan_free(val) or clean:
@@ -124,9 +130,9 @@ def _fold_rows(val, vali, at, at_step, gap, k, dst, dsti, d0, d_step, count, n_r
         for e in range(r * dst_row, min((r + 1) * dst_row, dst_len), line):
             prefetch_write(dst, np.uint64(dst_next + e))
             if want_idx:  # the indices' lines (int64: more of them than the values')
-                for j in range(0, line, LINE // 8):
-                    prefetch_write(dsti, np.uint64(dst_next + e + j))
-        a0, o = at + r * at_step, d0 + r * d_step
+                for j in range(0, line, LINE // dst_idx.itemsize):
+                    prefetch_write(dst_idx, np.uint64(dst_next + e + j))
+        a0, o, oi = at + r * at_step, d0 + r * d_step, di0 + r * d_step
         if k <= 0:
             for t in range(count):
                 dst[np.uint64(o + t)] = never
@@ -139,28 +145,32 @@ def _fold_rows(val, vali, at, at_step, gap, k, dst, dsti, d0, d_step, count, n_r
             # is the same array as val or dst at each call site: six arrays that might overlap
             # needed more overlap checks than LLVM makes, and the loop with indices stayed scalar.
             if ja == 1 and plain:
-                _fold_pass(val, vali, a0, val, vali, a, b, dst, dsti, o, count, want_idx, False, False, False)
+                _fold_pass(val, vali, a0, a0, val, vali, a, b, dst, dsti, o, oi, count, want_idx, False, False, False)
             elif ja == 1:
-                _fold_pass(val, vali, a0, val, vali, a, b, dst, dsti, o, count, want_idx, nan_takes, hold, nan_bottom)
+                _fold_pass(val, vali, a0, a0, val, vali, a, b, dst, dsti, o, oi, count, want_idx, nan_takes, hold,
+                           nan_bottom)
             elif plain:
-                _fold_pass(dst, dsti, o, val, vali, a, b, dst, dsti, o, count, want_idx, False, False, False)
+                _fold_pass(dst, dsti, o, oi, val, vali, a, b, dst, dsti, o, oi, count, want_idx, False, False, False)
             else:
-                _fold_pass(dst, dsti, o, val, vali, a, b, dst, dsti, o, count, want_idx, nan_takes, hold, nan_bottom)
+                _fold_pass(dst, dsti, o, oi, val, vali, a, b, dst, dsti, o, oi, count, want_idx, nan_takes, hold,
+                           nan_bottom)
             ja = max(jb + 1, 2)
 
 
 @njit(inline="always")
-def _fold_pass(seed, seedi, s0, val, vali, a, b, dst, dsti, d0, count, want_idx, nan_takes, hold, nan_bottom):  # type: ignore[no-untyped-def]
-    """dst[d0 + t] = the fold of seed[s0 + t], val[a + t], val[b + t], indices carried."""
+def _fold_pass(seed, seedi, s0, si0, val, vali, a, b, dst, dsti, d0, di0, count, want_idx, nan_takes, hold,  # type: ignore[no-untyped-def]
+               nan_bottom):
+    """dst[d0 + t] = the fold of seed[s0 + t], val[a + t], val[b + t], indices carried (from
+    seedi[si0 + t] and vali, into dsti[di0 + t])."""
     if want_idx:
         # Indices are loaded whether they win or not: a load under the condition became a scalar loop.
         for t in range(count):
-            m, mi = seed[np.uint64(s0 + t)], seedi[np.uint64(s0 + t)]
+            m, mi = seed[np.uint64(s0 + t)], seedi[np.uint64(si0 + t)]
             v, vi = val[np.uint64(a + t)], vali[np.uint64(a + t)]
             m, mi = (v, vi) if _later_wins(as_key(v), as_key(m), nan_takes, hold, nan_bottom) else (m, mi)
             v, vi = val[np.uint64(b + t)], vali[np.uint64(b + t)]
             take = _later_wins(as_key(v), as_key(m), nan_takes, hold, nan_bottom)
-            dst[np.uint64(d0 + t)], dsti[np.uint64(d0 + t)] = (v, vi) if take else (m, mi)
+            dst[np.uint64(d0 + t)], dsti[np.uint64(di0 + t)] = (v, vi) if take else (m, mi)
     else:
         for t in range(count):
             m = seed[np.uint64(s0 + t)]
@@ -224,12 +234,18 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
     never = empty[1]
     o_all = out.reshape(-1)
     oi_all = idx.reshape(-1)
+    # Every pass carries indices relative to the plane (below 2**31: _launch._folds_pay) in int32
+    # slots: as wide as f32 values, so a vector of values has its indices in one register (int64
+    # ones halved the vector width). The last pass's go to slots at ib, which _finish_plane widens
+    # into the output as it adds the plane's offset.
+    iw = iwork.view(np.int32)
     plane_out = out_d * out_h * out_w
     rows = in_d * in_h
     # Scratch: the w pass's rows (rows x out_w), then (3-D) the h pass's results (in_d x out_h x out_w).
     # With one d position the h pass writes the output plane itself.
     one_d = in_d == 1 and out_d == 1
     hb, tb, _ = _scratch_layout(in_d, in_h, out_d, out_h, out_w)  # tb: _fold_w3's chunk of taps
+    ib = tb  # (in iw: the last pass's indices)
     slab = out_h * out_w
     any_empty = False  # some output window lacks in-range taps on some axis
     for axis in range(3):
@@ -260,7 +276,7 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
         if long_w:
             count = (rows - 1) * out_w + hi_start - lo_end
             pos = s0w + lo_end * sw
-            nan_long = _fold_w3(flat, plane + pos * xs_w, sw * xs_w, work, iwork, lo_end, count, pos * st_w,
+            nan_long = _fold_w3(flat, plane + pos * xs_w, sw * xs_w, work, iw, lo_end, count, pos * st_w,
                                 sw * st_w, st_w, tb, want_idx, nan_takes, hold, nan_bottom)
         nan = False  # some w tap was NaN: then the h and d passes need the preset's rule
         if not long_w and hi_start > lo_end:
@@ -270,7 +286,7 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
                     r = d * in_h + h
                     at = plane + d * xs_d + h * xs_h
                     fr = d * st_d + h * st_h
-                    nan |= _fold_w3(flat, at + pos * xs_w, sw * xs_w, work, iwork, r * out_w + lo_end,
+                    nan |= _fold_w3(flat, at + pos * xs_w, sw * xs_w, work, iw, r * out_w + lo_end,
                                     hi_start - lo_end, fr + pos * st_w, sw * st_w, st_w, tb, want_idx, nan_takes, hold,
                                     nan_bottom)
         # The border columns, after the w pass (whose long loop ran over them too).
@@ -278,7 +294,7 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
             if lo_end <= ow < hi_start:
                 continue
             nan |= _fold_column(flat, plane, xs_d, xs_h, xs_w, in_d, in_h, st_d, st_h, st_w, win[2, 0, ow],
-                                win[2, 1, ow], win[2, 2, ow], dw, work, iwork, ow, out_w, never, want_idx, nan_takes,
+                                win[2, 1, ow], win[2, 2, ow], dw, work, iw, ow, out_w, never, want_idx, nan_takes,
                                 hold, nan_bottom)
         clean = not (nan or nan_long)
         # h pass: per d position, each output row folds its in-range input rows; rows with all
@@ -292,15 +308,17 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
                 at = r_at + (win[1, 0, oh] + first * dh) * out_w
                 if one_d:
                     ahead = n_rows > 1  # the interior rows' call
-                    _fold_rows(work, iwork, at, sh * out_w, dh * out_w, end - first, o_all, oi_all, ob + oh * out_w,
-                               out_w, out_w, n_rows, never, clean, want_idx, nan_takes, hold, nan_bottom, flat,
-                               next_in, in_len if ahead else 0, ob + plane_out, out_len if ahead else 0)
+                    _fold_rows(work, iw, at, sh * out_w, dh * out_w, end - first, o_all, iw, ob + oh * out_w,
+                               ib + oh * out_w, out_w, out_w, n_rows, never, clean, want_idx, nan_takes, hold,
+                               nan_bottom, flat, next_in, in_len if ahead else 0, ob + plane_out,
+                               out_len if ahead else 0, oi_all)
                 else:
                     # 3-D: the next volume's input is requested here, a d position's share at a time.
                     lo, hi = (in_len * d // in_d, in_len * (d + 1) // in_d) if n_rows > 1 else (0, 0)
-                    _fold_rows(work, iwork, at, sh * out_w, dh * out_w, end - first, work, iwork,
-                               hb + d * slab + oh * out_w, out_w, out_w, n_rows, never, clean, want_idx, nan_takes,
-                               hold, nan_bottom, flat, next_in + lo, hi - lo, none, none)
+                    _fold_rows(work, iw, at, sh * out_w, dh * out_w, end - first, work, iw,
+                               hb + d * slab + oh * out_w, hb + d * slab + oh * out_w, out_w, out_w, n_rows, never,
+                               clean, want_idx, nan_takes, hold, nan_bottom, flat, next_in + lo, hi - lo, none, none,
+                               iw)
                 oh += n_rows
         if not one_d:  # d pass: each output slab folds its in-range h results, inner ones in one call
             od = 0
@@ -309,15 +327,15 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
                 first, end = win[0, 1, od], win[0, 2, od]
                 at = hb + (win[0, 0, od] + first * dd) * slab
                 ahead = n_rows > 1
-                _fold_rows(work, iwork, at, sd * slab, dd * slab, end - first, o_all, oi_all, ob + od * slab, slab,
-                           slab, n_rows, never, clean, want_idx, nan_takes, hold, nan_bottom, flat, none, none,
-                           ob + plane_out, out_len if ahead else 0)
+                _fold_rows(work, iw, at, sd * slab, dd * slab, end - first, o_all, iw, ob + od * slab,
+                           ib + od * slab, slab, slab, n_rows, never, clean, want_idx, nan_takes, hold, nan_bottom,
+                           flat, none, none, ob + plane_out, out_len if ahead else 0, oi_all)
                 od += n_rows
         o = o_all[ob:ob + plane_out]
         oi = oi_all[ob:ob + plane_out] if want_idx else oi_all
         # (onnx's first-tap check only where a tap was NaN: per output it cost the NCX stem 50%.)
         _finish_plane(o, oi, flat, plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h, out_w, p, empty, base,
-                      any_empty, p[21] != 0 and not clean)
+                      any_empty, p[21] != 0 and not clean, iw[ib:ib + plane_out])
 
 
 @njit(inline="always")
@@ -330,7 +348,7 @@ def _scratch_layout(in_d, in_h, out_d, out_h, out_w):  # type: ignore[no-untyped
 
 
 def folds_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
-    """(elements, int64s) of scratch ``pool_folds`` takes per thread (indices beside the w and h
-    results only)."""
+    """(elements, int64s) of scratch ``pool_folds`` takes per thread (int32 indices beside the w and
+    h results, then the output plane's)."""
     _, tb, end = pure(_scratch_layout)(in5[2], in5[3], out5[2], out5[3], out5[4])
-    return end, tb if int(p[0]) else 1
+    return end, (tb + out5[2] * out5[3] * out5[4] + 1) // 2 if int(p[0]) else 1

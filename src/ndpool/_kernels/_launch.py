@@ -200,8 +200,9 @@ def _folds_pay(x: np.ndarray, geom: PoolGeometry) -> bool:
     with i64 indices 49 -> 41; 3x3 s1 3.7 -> 2.7). Other strides and dilations would read w
     through gathers, and k2 s2 planes need no phase margins: there pool_planes was faster. f16 and
     bf16 fold too since pool_folds requests its next plane's lines (stem, two threads: f16 13.7 ->
-    11.4 ms, bf16 8.7 -> 6.1; before that they were 1.4x slower folded)."""
-    return (not _channels_adjacent(x, geom) and x.strides[-1] == x.itemsize
+    11.4 ms, bf16 8.7 -> 6.1; before that they were 1.4x slower folded). Its indices within a plane
+    are int32: planes of fewer than 2**31 elements."""
+    return (not _channels_adjacent(x, geom) and x.strides[-1] == x.itemsize and geom.plane_size < 2**31
             and geom.kernel[-1] == 3 and geom.dilations[-1] == 1 and geom.strides[-1] in (1, 2)
             and compiled_for(pool_folds, x.dtype))
 

@@ -341,11 +341,25 @@ def _separable_plane(src, at_plane, xs_d, xs_h, xs_w, n, c, out, idx, win, dil, 
 
 @kernel  # called once per plane; shared by pool_separable and pool_folds
 def _finish_plane(o, oi, src, at_plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h, out_w, p, empty, base, any_empty,  # type: ignore[no-untyped-def]
-                  first_valid):
+                  first_valid, rel=None):
     """A plane's outputs ``o`` (indices ``oi`` relative to the plane) folded by the later-wins rule
     become the preset's: its start, the onnx first tap, the plane's index offset, empty windows. The
     plane is read from ``src`` at ``at_plane`` for the first taps. ``first_valid``: onnx's rule, where
-    some tap may be NaN (a caller that knows none is passes False: the check is a loop per output)."""
+    some tap may be NaN (a caller that knows none is passes False: the check is a loop per output).
+    ``rel``: where the relative indices are instead, in narrower slots than ``oi`` (then widened into
+    ``oi`` as the plane's offset is added)."""
+    if rel is None:
+        _finish_values(o, oi, oi, src, at_plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h, out_w, p, empty, base,
+                       any_empty, first_valid)
+    else:
+        _finish_values(o, rel, oi, src, at_plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h, out_w, p, empty, base,
+                       any_empty, first_valid)
+
+
+@njit(inline="always")
+def _finish_values(o, rel, oi, src, at_plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h, out_w, p, empty, base,  # type: ignore[no-untyped-def]
+                   any_empty, first_valid):
+    """_finish_plane with the relative indices in ``rel`` (``oi`` itself, or narrower slots)."""
     want_idx, seed_lowest, _, _ = _rules(p)
     _, _, st_d, st_h, st_w, empty_idx, use_off = _index_params(p)
     dd, dh, dw = dil[0], dil[1], dil[2]
@@ -358,7 +372,7 @@ def _finish_plane(o, oi, src, at_plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h
             keep = as_key(o[k]) > as_key(lowest)
             o[k] = o[k] if keep else lowest
             if want_idx:
-                oi[k] = oi[k] if keep else 0
+                rel[k] = rel[k] if keep else 0
     if first_valid:  # onnx: a NaN first tap is the result (empty windows have none)
         for od in range(out_d):
             d = win[0, 0, od] + win[0, 1, od] * dd
@@ -375,10 +389,10 @@ def _finish_plane(o, oi, src, at_plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h
                         k = (od * out_h + oh) * out_w + ow
                         o[k] = v
                         if want_idx:
-                            oi[k] = d * st_d + h * st_h + w * st_w
+                            rel[k] = d * st_d + h * st_h + w * st_w
     if want_idx:
         for k in range(total):
-            oi[k] += base
+            oi[k] = rel[k] + base
     if any_empty:  # outputs whose window has no in-range tap on some axis
         for od in range(out_d):
             empty_d = win[0, 1, od] >= win[0, 2, od]
