@@ -10,12 +10,22 @@ stem 17.5 -> 15.8 ms, 3x3 s1 on 56x56 planes 10.0 -> 8.3).
 from __future__ import annotations
 
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
 # Bytes per cache line.
 LINE = 64
+# Inputs of at least this many bytes stream from memory; smaller ones are likely in L3 (a layer's input
+# was the layer before's output; a benchmark's repeated calls), where the requests of whole windows
+# ahead cost more than they saved (figures at the kernels that ask: _channel_blocks, _adaptive).
+STREAMED_BYTES = 64 << 20
+
+
+@njit(inline="always")
+def streamed(flat):  # type: ignore[no-untyped-def]
+    """Whether the array ``flat`` is large enough to be read from memory rather than L3."""
+    return flat.size * flat.itemsize >= STREAMED_BYTES
 
 
 def element_pointer(context, builder, arrty, arr, index):  # type: ignore[no-untyped-def]
