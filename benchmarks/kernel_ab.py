@@ -1,5 +1,5 @@
 """One kernel module of a git revision against the working tree's, in one process:
-``python benchmarks/kernel_ab.py MODULE [--base REV] [--filter S] [--case CALL] [--rounds N]``.
+``python benchmarks/kernel_ab.py MODULE [--base REV] [--filter S] [--case CALL] [--rounds N] [--evict]``.
 
 On this shared machine two processes, or two runs, can differ by 1.5x for the same code, and editing a
 kernel recompiles every kernel (the disk cache's stamp is the whole package). So a change to one loop is
@@ -8,7 +8,9 @@ measured here instead: MODULE (``_tiles``, ``_channel_blocks``, ...) is loaded t
 compiled in this process with the kernels' flags (nogil, no reference counting; not cached). For each
 case, ndpool makes its plan as usual; then each version's loop alone (outputs made beforehand, the
 launcher's threads and units) is timed, the versions alternated over ``--rounds`` rounds of a burst of
-calls each, on one thread and on two, and the minima are printed with their ratio. Both versions'
+calls each, on one thread and on two, and the minima are printed with their ratio. Repeated calls find
+their input in L3; ``--evict`` times each call after writing 1 GB, from memory as in benchmarks/run.py
+(there the NCX stem's kernel took 7.6 ms on two threads against 4.8 ms in a row). Both versions'
 outputs must agree bit for bit.
 
 Cases: the suite's workloads (``suite.WORKLOADS``, ``--filter`` on their names) whose plan runs a kernel
@@ -107,6 +109,26 @@ def runner(entry: Any, scratch: Callable[..., tuple[int, int]], plan: Any, x: np
     return run
 
 
+# Bytes written between evicted calls: more than this machine's L3 (lscpu here: 480 MiB, 2 cores' share).
+EVICT_BYTES = 1 << 30
+
+
+def time_evicted(runners: dict[str, Callable[[], Any]], rounds: int) -> dict[str, float]:
+    """Minimum seconds per runner, each call timed after an untimed write of EVICT_BYTES (alternated,
+    ``rounds`` x 5 calls each)."""
+    import time
+
+    junk = np.empty(EVICT_BYTES // 8)
+    samples: dict[str, list[float]] = {key: [] for key in runners}
+    for _ in range(rounds * 5):
+        for key, fn in runners.items():
+            junk.fill(1.0)
+            t0 = time.perf_counter()
+            fn()
+            samples[key].append(time.perf_counter() - t0)
+    return {key: min(ts) for key, ts in samples.items()}
+
+
 def parse_case(text: str) -> tuple[str, Callable[[], Any]]:
     """``op(shape, **attributes)`` as a call of ndpool on N(0, 1) data of that shape."""
     import ml_dtypes
@@ -142,6 +164,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--filter", metavar="SUBSTR", help="the suite's workloads whose name contains SUBSTR")
     p.add_argument("--case", action="append", default=[], help="a call to time instead of the suite's workloads")
     p.add_argument("--rounds", type=int, default=4, help="turns of each version per thread count (default 4)")
+    p.add_argument("--evict", action="store_true",
+                   help="before each timed call, write a buffer larger than the caches (untimed): the input then "
+                        "comes from memory, as in benchmarks/run.py, where the other engines' calls evict it")
     p.add_argument("--ablation", action="store_true",
                    help="outputs may differ (the working tree has a part of the loop removed, to time what it "
                         "cost): say so and time them anyway")
@@ -191,7 +216,8 @@ def main(argv: list[str] | None = None) -> None:
         try:
             for n in threads:
                 numba.set_num_threads(n)
-                best = suite.time_round_robin(runs, args.rounds, burst=BURST)  # (versions alternated)
+                best = (time_evicted(runs, args.rounds) if args.evict
+                        else suite.time_round_robin(runs, args.rounds, burst=BURST))  # (versions alternated)
                 old, new = (seconds * 1e3 for seconds in best.values())
                 cells.append(f"{n} thread{'s' if n > 1 else ''} {old:.3g} -> {new:.3g} ms ({new / old:.2f}x)")
         finally:

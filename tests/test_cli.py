@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -475,6 +476,29 @@ def test_broken_pipe_is_quiet(capsys: Capsys, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(_compare, "format_shape", closed)
     status, out, err = _run(capsys, "shape", "--op", "max_pool", "--input-shape", "1,4,4,1", "kernel=2", "strides=2")
     assert (status, out, err) == (1, "", "")
+
+
+def test_kernel_ab_evicted_timing_calls_each_version_alike_and_keeps_its_minimum(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kernel_ab --evict: every version is called rounds x 5 times, alternated, each call after the
+    eviction write (untimed), and its fastest call is kept."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import kernel_ab
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    monkeypatch.setattr(kernel_ab, "EVICT_BYTES", 1 << 16)
+    calls: list[str] = []
+
+    def version(tag: str, seconds: float) -> Any:
+        def run() -> None:
+            calls.append(tag)
+            time.sleep(seconds if len(calls) > 2 else 3 * seconds)  # (the first calls slower)
+        return run
+
+    best = kernel_ab.time_evicted({"base": version("base", 0.002), "tree": version("tree", 0.004)}, 2)
+    assert calls == ["base", "tree"] * 10
+    assert list(best) == ["base", "tree"]
+    assert 0.002 <= best["base"] < 0.004 <= best["tree"] < 0.012
 
 
 def test_kernel_ab_loads_a_kernel_module_as_it_is_and_reads_cases() -> None:
