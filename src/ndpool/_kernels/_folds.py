@@ -112,10 +112,9 @@ def _fold_rows(val, vali, at, at_step, gap, k, dst, dsti, d0, di0, d_step, count
                nan_takes, hold, nan_bottom, src, src_next, src_len, dst_next, dst_len, dst_idx):  # type: ignore[no-untyped-def]
     """For rows r < n_rows: dst[d0 + r*d_step + t] = the fold of val[at + r*at_step + j*gap + t]
     over taps j < k (``never`` if k = 0), indices carried from vali into dsti[di0 + r*d_step + t],
-    for t < count. ``clean``: those
-    taps hold no NaN. Three taps in the first pass, two in each later one (a tap past the last is
-    the last again: folded twice, a tap changes nothing). Many rows per call: a call per output
-    row of the stem (15 arguments on the stack) was 8% of its time.
+    for t < count. ``clean``: those taps hold no NaN. Three taps in the first pass, two in each
+    later one (a tap past the last is the last again: folded twice, a tap changes nothing). Many
+    rows per call: a call per output row of the stem (15 arguments on the stack) was 8% of its time.
 
     Each row also requests its share of src[src_next:src_next + src_len] and, for writing, of
     dst[dst_next:dst_next + dst_len] (and dst_idx): the next plane's input and output (zero lengths:
@@ -245,7 +244,7 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
     plane_out = out_d * out_h * out_w
     rows = in_d * in_h
     # Scratch: the w pass's rows (rows x out_w), then (3-D) the h pass's results (in_d x out_h x out_w).
-    # With one d position the h pass writes the output plane itself.
+    # With one d position the h pass writes the output plane's values itself (its indices: at ib).
     one_d = in_d == 1 and out_d == 1
     hb, tb, _ = _scratch_layout(in_d, in_h, out_d, out_h, out_w)  # tb: _fold_w3's chunk of taps
     ib = tb  # (in iw: the last pass's indices)
