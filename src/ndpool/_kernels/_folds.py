@@ -246,8 +246,7 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
     # Scratch: the w pass's rows (rows x out_w), then (3-D) the h pass's results (in_d x out_h x out_w).
     # With one d position the h pass writes the output plane's values itself (its indices: at ib).
     one_d = in_d == 1 and out_d == 1
-    hb, tb, _ = _scratch_layout(in_d, in_h, out_d, out_h, out_w)  # tb: _fold_w3's chunk of taps
-    ib = tb  # (in iw: the last pass's indices)
+    hb, tb, _, ib, _ = _scratch_layout(in_d, in_h, out_d, out_h, out_w)  # tb: _fold_w3's chunk of taps
     slab = out_h * out_w
     any_empty = False  # some output window lacks in-range taps on some axis
     for axis in range(3):
@@ -347,14 +346,16 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
 @njit(inline="always")
 def _scratch_layout(in_d, in_h, out_d, out_h, out_w):  # type: ignore[no-untyped-def]
     """pool_folds' scratch: where the h results and _fold_w3's chunk start, and where it ends (the
-    w pass's rows come first; with one d position the h pass writes the output itself)."""
+    w pass's rows come first; with one d position the h pass writes the output values itself); then
+    in the int32 index slots, where the last pass's indices start (after those beside the w and h
+    results) and where they end."""
     hb = in_d * in_h * out_w
     tb = hb + (0 if in_d == 1 and out_d == 1 else in_d * out_h * out_w)
-    return hb, tb, tb + 2 * CHUNK + 2
+    return hb, tb, tb + 2 * CHUNK + 2, tb, tb + out_d * out_h * out_w
 
 
 def folds_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
     """(elements, int64s) of scratch ``pool_folds`` takes per thread (int32 indices beside the w and
     h results, then the output plane's)."""
-    _, tb, end = pure(_scratch_layout)(in5[2], in5[3], out5[2], out5[3], out5[4])
-    return end, (tb + out5[2] * out5[3] * out5[4] + 1) // 2 if int(p[0]) else 1
+    _, _, end, _, index_end = pure(_scratch_layout)(in5[2], in5[3], out5[2], out5[3], out5[4])
+    return end, (index_end + 1) // 2 if int(p[0]) else 1  # (int32 slots, two per int64)

@@ -25,7 +25,7 @@ from numba import types
 
 from .. import _semantics as sem
 from .._call_cache import CallCache
-from .._geometry import AdaptiveGeometry, PoolGeometry, _Planes
+from .._geometry import INT32_MAX, AdaptiveGeometry, PoolGeometry, _Planes
 from ._adaptive import adaptive_scratch, adaptive_width_inner
 from ._channel_blocks import LANES, channel_blocks_scratch, pool_channel_blocks
 from ._channel_runs import channel_runs_scratch, pool_channel_runs
@@ -202,7 +202,7 @@ def _folds_pay(x: np.ndarray, geom: PoolGeometry) -> bool:
     bf16 fold too since pool_folds requests its next plane's lines (stem, two threads: f16 13.7 ->
     11.4 ms, bf16 8.7 -> 6.1; before that they were 1.4x slower folded). Its indices within a plane
     are int32: planes of fewer than 2**31 elements."""
-    return (not _channels_adjacent(x, geom) and x.strides[-1] == x.itemsize and geom.plane_size < 2**31
+    return (not _channels_adjacent(x, geom) and x.strides[-1] == x.itemsize and geom.plane_size <= INT32_MAX
             and geom.kernel[-1] == 3 and geom.dilations[-1] == 1 and geom.strides[-1] in (1, 2)
             and compiled_for(pool_folds, x.dtype))
 
@@ -599,7 +599,7 @@ def _plan_run(x: np.ndarray, geom: _Planes, bounds: Bounds, dilations: tuple[int
         # in blocks, side by side on 2 threads: the NXC stem 6.5 -> 7.7 ms, 3-D k3s2 with 32
         # channels 3.1 -> 3.4, 5x5 s2 with 128 channels 1.7 -> 2.4; with indices faster.)
         blocks = (compiled_for(pool_channel_blocks, storage) and strides[1] == 1
-                  and geom.channels >= _BLOCKS_MIN_CHANNELS and geom.plane_size < 2**31
+                  and geom.channels >= _BLOCKS_MIN_CHANNELS and geom.plane_size <= INT32_MAX
                   and _window_taps(bounds) > _BLOCKS_MIN_TAPS
                   and (index_dtype is not None or x.dtype != ml_dtypes.bfloat16))
         runs = (compiled_for(pool_channel_runs, storage) and isinstance(geom, PoolGeometry) and strides[1] == 1

@@ -336,30 +336,17 @@ def _separable_plane(src, at_plane, xs_d, xs_h, xs_w, n, c, out, idx, win, dil, 
     o = o_all[ob:ob + total]
     oi = oi_all[ob:ob + total] if want_idx else oi_all
     _finish_plane(o, oi, src, at_plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h, out_w, p, empty, base, any_empty,
-                  p[21] != 0)
+                  p[21] != 0, oi)
 
 
 @kernel  # called once per plane; shared by pool_separable and pool_folds
 def _finish_plane(o, oi, src, at_plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h, out_w, p, empty, base, any_empty,  # type: ignore[no-untyped-def]
-                  first_valid, rel=None):
-    """A plane's outputs ``o`` (indices ``oi`` relative to the plane) folded by the later-wins rule
-    become the preset's: its start, the onnx first tap, the plane's index offset, empty windows. The
-    plane is read from ``src`` at ``at_plane`` for the first taps. ``first_valid``: onnx's rule, where
-    some tap may be NaN (a caller that knows none is passes False: the check is a loop per output).
-    ``rel``: where the relative indices are instead, in narrower slots than ``oi`` (then widened into
-    ``oi`` as the plane's offset is added)."""
-    if rel is None:
-        _finish_values(o, oi, oi, src, at_plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h, out_w, p, empty, base,
-                       any_empty, first_valid)
-    else:
-        _finish_values(o, rel, oi, src, at_plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h, out_w, p, empty, base,
-                       any_empty, first_valid)
-
-
-@njit(inline="always")
-def _finish_values(o, rel, oi, src, at_plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h, out_w, p, empty, base,  # type: ignore[no-untyped-def]
-                   any_empty, first_valid):
-    """_finish_plane with the relative indices in ``rel`` (``oi`` itself, or narrower slots)."""
+                  first_valid, rel):
+    """A plane's outputs ``o`` (indices ``rel`` relative to the plane: ``oi`` itself, or narrower
+    slots) folded by the later-wins rule become the preset's: its start, the onnx first tap, the
+    plane's index offset (``oi`` = ``rel`` + the offset), empty windows. The plane is read from ``src``
+    at ``at_plane`` for the first taps. ``first_valid``: onnx's rule, where some tap may be NaN (a
+    caller that knows none is passes False: the check is a loop per output)."""
     want_idx, seed_lowest, _, _ = _rules(p)
     _, _, st_d, st_h, st_w, empty_idx, use_off = _index_params(p)
     dd, dh, dw = dil[0], dil[1], dil[2]
