@@ -922,10 +922,28 @@ def _outer_first_case(rng: np.random.Generator, data: Any = None) -> tuple[np.nd
     return x, attrs
 
 
-def _outer_first_sweep(seed: int, data: Any, cases: int, monkeypatch: pytest.MonkeyPatch) -> dict[tuple[Any, int], int]:
-    """Random cases (_outer_first_case with ``data``) where the outer-first loops can run (any number of
-    taps), NXC in random bands of output rows, each exact against the reference; how many each loop
-    pooled, by the input's number of axes (4: 2-D, 5: 3-D)."""
+def _far_apart(x: np.ndarray) -> np.ndarray:
+    """x's images (two at least: x's one twice, the second flipped) STREAMED_BYTES apart in one buffer,
+    so that the loops take x as read from memory (_prefetch.streamed: the extent of its elements) at the
+    cost of two images."""
+    from ndpool._kernels._prefetch import STREAMED_BYTES
+
+    if x.shape[0] == 1:
+        x = np.concatenate([x, x[:, ::-1]])
+    image = x[0].size
+    gap = max(image, -(-STREAMED_BYTES // (x.itemsize * (x.shape[0] - 1))))
+    buf = np.empty(gap * (x.shape[0] - 1) + image, x.dtype)  # (pages never written are never backed)
+    inner = np.empty(x.shape[1:], x.dtype).strides
+    far = np.lib.stride_tricks.as_strided(buf, shape=x.shape, strides=(gap * x.itemsize, *inner))
+    far[...] = x
+    return far
+
+
+def _outer_first_sweep(seed: int, data: Any, cases: int, monkeypatch: pytest.MonkeyPatch,
+                       far: bool = False) -> dict[tuple[Any, int], int]:
+    """Random cases (_outer_first_case with ``data``; ``far``: its images far apart, _far_apart) where
+    the outer-first loops can run (any number of taps), NXC in random bands of output rows, each exact
+    against the reference; how many each loop pooled, by the input's number of axes (4: 2-D, 5: 3-D)."""
     from ndpool._kernels import _launch
 
     chosen = _chosen_kernels(monkeypatch)
@@ -937,6 +955,8 @@ def _outer_first_sweep(seed: int, data: Any, cases: int, monkeypatch: pytest.Mon
     checked = {(k, ndim): 0 for k in (_launch.pool_outer_first, _launch.pool_outer_first_ncx) for ndim in (4, 5)}
     for case in range(cases):
         x, attrs = _outer_first_case(rng, data)
+        if far:
+            x = _far_apart(x)
         band[0] = int(rng.integers(1, 5))
         _launch.forget_plans()  # (a kept plan would keep its band)
         try:
@@ -980,6 +1000,18 @@ def test_outer_first_zero_results_keep_the_first_zero(seed: int, monkeypatch: py
     the whole unit again) whose maxima are often zeros."""
     checked = _outer_first_sweep(seed + 11, _zero_maxima, 400, monkeypatch)
     assert sum(checked.values()) > 150, checked
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("data", [None, _zero_maxima], ids=["any", "zero-maxima"])
+def test_outer_first_streams_rows_from_memory_exactly(data: Any, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An input read from memory (here two images 64 MB apart): pool_outer_first's 2-D rows are made in
+    scratch, checked there (NaN, -0 against +0, openvino's floor) and streamed out, or pooled again by
+    the exact loop straight into the output. Random cases, exact against the reference."""
+    from ndpool._kernels import _launch
+
+    checked = _outer_first_sweep(seed + 17, data, 150, monkeypatch, far=True)
+    assert checked[_launch.pool_outer_first, 4] > 15, checked
 
 
 def _force_loop(loop: str, monkeypatch: pytest.MonkeyPatch) -> None:
