@@ -22,8 +22,9 @@ from numba import njit
 from ._jit import kernel, pure
 from ._keys import as_key, nan_free
 from ._loops import _index_params, _rules
-from ._prefetch import LINE, prefetch_read, prefetch_write
+from ._prefetch import LINE, prefetch_read, prefetch_write, streamed
 from ._separable import _finish_plane, _later_wins
+from ._stores import STREAMING, store_fence, stream_run
 
 # Outputs per chunk of the w pass: the chunk's taps are laid out in L1 first.
 CHUNK = 512
@@ -246,7 +247,14 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
     # Scratch: the w pass's rows (rows x out_w), then (3-D) the h pass's results (in_d x out_h x out_w).
     # With one d position the h pass writes the output plane's values itself (its indices: at ib).
     one_d = in_d == 1 and out_d == 1
-    hb, tb, _, ib, _ = _scratch_layout(in_d, in_h, out_d, out_h, out_w)  # tb: _fold_w3's chunk of taps
+    hb, tb, pb, _, ib, ie = _scratch_layout(in_d, in_h, out_d, out_h, out_w)  # tb: _fold_w3's chunk of taps
+    # An input read from memory: the last pass writes the plane's values to scratch at pb, where they
+    # are finished (the indices widened to scratch at qb, after the int32 slots), and both are
+    # streamed out past the caches (no read of the output's lines first).
+    stream = STREAMING and streamed(flat)
+    o_to = work if stream else o_all  # where the last pass writes the values
+    iv = iwork.view(oi_all.dtype)
+    qb = (ie * 4 + oi_all.itemsize - 1) // oi_all.itemsize
     slab = out_h * out_w
     any_empty = False  # some output window lacks in-range taps on some axis
     for axis in range(3):
@@ -276,7 +284,8 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
         next_in = xoff + (ahead_no // n_chan) * xs_n + (ahead_no % n_chan) * xs_c
         in_len = 0 if last or not compact else span
         requested = compact and plane_no >= row_lo + 2  # (by the plane two before)
-        out_len = 0 if last else plane_out
+        out_len = 0 if last or stream else plane_out
+        o_at = pb if stream else ob
         nan_long = False
         if long_w:
             count = (rows - 1) * out_w + hi_start - lo_end
@@ -313,7 +322,7 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
                 at = r_at + (win[1, 0, oh] + first * dh) * out_w
                 if one_d:
                     ahead = n_rows > 1  # the interior rows' call
-                    _fold_rows(work, iw, at, sh * out_w, dh * out_w, end - first, o_all, iw, ob + oh * out_w,
+                    _fold_rows(work, iw, at, sh * out_w, dh * out_w, end - first, o_to, iw, o_at + oh * out_w,
                                ib + oh * out_w, out_w, out_w, n_rows, never, clean, want_idx, nan_takes, hold,
                                nan_bottom, flat, next_in, in_len if ahead else 0, ob + plane_out,
                                out_len if ahead else 0, oi_all)
@@ -332,30 +341,40 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
                 first, end = win[0, 1, od], win[0, 2, od]
                 at = hb + (win[0, 0, od] + first * dd) * slab
                 ahead = n_rows > 1
-                _fold_rows(work, iw, at, sd * slab, dd * slab, end - first, o_all, iw, ob + od * slab,
+                _fold_rows(work, iw, at, sd * slab, dd * slab, end - first, o_to, iw, o_at + od * slab,
                            ib + od * slab, slab, slab, n_rows, never, clean, want_idx, nan_takes, hold, nan_bottom,
                            flat, none, none, ob + plane_out, out_len if ahead else 0, oi_all)
                 od += n_rows
-        o = o_all[ob:ob + plane_out]
-        oi = oi_all[ob:ob + plane_out] if want_idx else oi_all
+        o = o_to[o_at:o_at + plane_out]
+        oi = oi_all
+        if want_idx:
+            oi = iv[qb:qb + plane_out] if stream else oi_all[ob:ob + plane_out]
         # (onnx's first-tap check only where a tap was NaN: per output it cost the NCX stem 50%.)
         _finish_plane(o, oi, flat, plane, xs_d, xs_h, xs_w, win, dil, out_d, out_h, out_w, p, empty, base,
                       any_empty, p[21] != 0 and not clean, iw[ib:ib + plane_out])
+        if stream:
+            stream_run(work, pb, o_all, ob, plane_out)
+            if want_idx:
+                stream_run(iv, qb, oi_all, ob, plane_out)
+    if stream:
+        store_fence()  # (before the caller reads the output)
 
 
 @njit(inline="always")
 def _scratch_layout(in_d, in_h, out_d, out_h, out_w):  # type: ignore[no-untyped-def]
-    """pool_folds' scratch: where the h results and _fold_w3's chunk start, and where it ends (the
-    w pass's rows come first; with one d position the h pass writes the output values itself); then
-    in the int32 index slots, where the last pass's indices start (after those beside the w and h
-    results) and where they end."""
+    """pool_folds' scratch: where the h results, _fold_w3's chunk and the streamed output plane start,
+    and where it ends (the w pass's rows come first; with one d position the h pass writes the output
+    values itself); then in the int32 index slots, where the last pass's indices start (after those
+    beside the w and h results) and where they end."""
     hb = in_d * in_h * out_w
     tb = hb + (0 if in_d == 1 and out_d == 1 else in_d * out_h * out_w)
-    return hb, tb, tb + 2 * CHUNK + 2, tb, tb + out_d * out_h * out_w
+    pb = tb + 2 * CHUNK + 2
+    return hb, tb, pb, pb + out_d * out_h * out_w, tb, tb + out_d * out_h * out_w
 
 
 def folds_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
     """(elements, int64s) of scratch ``pool_folds`` takes per thread (int32 indices beside the w and
     h results, then the output plane's)."""
-    _, _, end, _, index_end = pure(_scratch_layout)(in5[2], in5[3], out5[2], out5[3], out5[4])
-    return end, (index_end + 1) // 2 if int(p[0]) else 1  # (int32 slots, two per int64)
+    _, _, _, end, _, index_end = pure(_scratch_layout)(in5[2], in5[3], out5[2], out5[3], out5[4])
+    # (int32 slots, two per int64; then the widened indices streamed out, int64 at most)
+    return end, (index_end + 1) // 2 + out5[2] * out5[3] * out5[4] if int(p[0]) else 1
