@@ -99,6 +99,13 @@ _OUTER_FIRST_MIN_TAPS = 8
 # 1.34 ms, bands 1.08-1.16 (2**14: 1.21, 2**16: 1.12); the call side by side with onnxruntime 1.9
 # against 1.88 ms before, 1.49-1.70 against 1.56-1.82 after.
 _OUTER_FIRST_BAND = 1 << 15
+# 3-D (S is the d pass's result; 2-D's direct h pass has none, and the band only sizes its units) on
+# the AMD machine, in one process alternated, 2**16 against 2**15 elements: 2x32x32x64x64,
+# 2x64x32x64x64, 2x32x16x128x128 k3s2p1 and 2x16x16x64x64 k3s1p1, 0.87-0.97x the call's time on two
+# threads, 0.90-0.94x on one; 2**17 0.77-0.86x there, but whole slices (2**17 on the first) had been
+# 1.2x slower than 2**15 on the Intel machine, 2**16 equal. 2-D kept 2**15: the stem and 8x32x128x128
+# k3s1p1 took 0.98-1.09x at 2**16 (2026-12-06).
+_OUTER_FIRST_BAND_3D = 1 << 16
 # The element types (as stored: f16 and bf16 as their bits) every kernel is compiled for: the spec's
 # f32, f16 and bf16. f64 and the integer types get the three general loops only (GENERAL_KERNELS: one
 # per layout and the adaptive bin-row loop; every geometry), the other loops' choices falling back to
@@ -654,9 +661,10 @@ def _outer_first_pays(geom: _Planes, bounds: Bounds, strides: np.ndarray, index_
 
 def _outer_first_band(geom: PoolGeometry) -> int:
     """Output rows per unit of pool_outer_first: the input rows they read (S) within about
-    _OUTER_FIRST_BAND elements per slice, at least one row."""
+    _OUTER_FIRST_BAND (3-D: _OUTER_FIRST_BAND_3D) elements per slice, at least one row."""
     row = geom.in_size[-1] * geom.channels
-    budget_rows = _OUTER_FIRST_BAND // max(row, 1)
+    budget = _OUTER_FIRST_BAND_3D if len(geom.in_size) == 3 else _OUTER_FIRST_BAND
+    budget_rows = budget // max(row, 1)
     return max(1, min(geom.out_size[-2], (budget_rows - geom.extent[-2]) // geom.strides[-2] + 1))
 
 
