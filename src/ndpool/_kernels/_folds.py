@@ -22,9 +22,9 @@ from numba import njit
 from ._jit import kernel, pure
 from ._keys import as_key, nan_free
 from ._loops import _index_params, _rules
-from ._prefetch import LINE, prefetch_read, prefetch_write, streamed
+from ._prefetch import LINE, prefetch_read, prefetch_write
 from ._separable import _finish_plane, _later_wins
-from ._stores import STREAMING, store_fence, stream_run
+from ._stores import store_fence, stream_run, streams_out
 
 # Outputs per chunk of the w pass: the chunk's taps are laid out in L1 first.
 CHUNK = 512
@@ -247,14 +247,14 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
     # Scratch: the w pass's rows (rows x out_w), then (3-D) the h pass's results (in_d x out_h x out_w).
     # With one d position the h pass writes the output plane's values itself (its indices: at ib).
     one_d = in_d == 1 and out_d == 1
-    hb, tb, pb, _, ib, ie = _scratch_layout(in_d, in_h, out_d, out_h, out_w)  # tb: _fold_w3's chunk of taps
+    hb, tb, pb, _, ib, wb, _ = _scratch_layout(in_d, in_h, out_d, out_h, out_w)  # tb: _fold_w3's chunk of taps
     # An input read from memory: the last pass writes the plane's values to scratch at pb, where they
-    # are finished (the indices widened to scratch at qb, after the int32 slots), and both are
-    # streamed out past the caches (no read of the output's lines first).
-    stream = STREAMING and streamed(flat)
+    # are finished (the indices widened to scratch at int32 slot wb, in the output's index type), and
+    # both are streamed out past the caches (no read of the output's lines first).
+    stream = streams_out(flat)
     o_to = work if stream else o_all  # where the last pass writes the values
     iv = iwork.view(oi_all.dtype)
-    qb = (ie * 4 + oi_all.itemsize - 1) // oi_all.itemsize
+    qb = wb * 4 // oi_all.itemsize  # (wb even: an int64 boundary)
     slab = out_h * out_w
     any_empty = False  # some output window lacks in-range taps on some axis
     for axis in range(3):
@@ -365,16 +365,18 @@ def _scratch_layout(in_d, in_h, out_d, out_h, out_w):  # type: ignore[no-untyped
     """pool_folds' scratch: where the h results, _fold_w3's chunk and the streamed output plane start,
     and where it ends (the w pass's rows come first; with one d position the h pass writes the output
     values itself); then in the int32 index slots, where the last pass's indices start (after those
-    beside the w and h results) and where they end."""
+    beside the w and h results), where the streamed plane's widened indices start (at an int64
+    boundary; int64 at most: two slots each) and where they end."""
     hb = in_d * in_h * out_w
     tb = hb + (0 if in_d == 1 and out_d == 1 else in_d * out_h * out_w)
     pb = tb + 2 * CHUNK + 2
-    return hb, tb, pb, pb + out_d * out_h * out_w, tb, tb + out_d * out_h * out_w
+    plane = out_d * out_h * out_w
+    wb = (tb + plane + 1) // 2 * 2
+    return hb, tb, pb, pb + plane, tb, wb, wb + 2 * plane
 
 
 def folds_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
     """(elements, int64s) of scratch ``pool_folds`` takes per thread (int32 indices beside the w and
-    h results, then the output plane's)."""
-    _, _, _, end, _, index_end = pure(_scratch_layout)(in5[2], in5[3], out5[2], out5[3], out5[4])
-    # (int32 slots, two per int64; then the widened indices streamed out, int64 at most)
-    return end, (index_end + 1) // 2 + out5[2] * out5[3] * out5[4] if int(p[0]) else 1
+    h results, then the output plane's, then the streamed plane's widened ones)."""
+    _, _, _, end, _, _, index_end = pure(_scratch_layout)(in5[2], in5[3], out5[2], out5[3], out5[4])
+    return end, index_end // 2 if int(p[0]) else 1  # (int32 slots, two per int64)

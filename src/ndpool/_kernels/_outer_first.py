@@ -49,9 +49,9 @@ from ._channel_blocks import LANES, pool_channel_blocks
 from ._jit import kernel, pure
 from ._keys import as_key, is_keyed, nan_free
 from ._loops import _rules, channels_inner_scratch, pool_channels_inner
-from ._prefetch import LINE, prefetch_read, streamed
+from ._prefetch import LINE, prefetch_read
 from ._separable_nxc import _floor
-from ._stores import STREAMING, store_fence, stream_run
+from ._stores import store_fence, stream_run, streams_out
 from ._width_inner import pool_width_inner, width_inner_scratch
 
 
@@ -295,7 +295,7 @@ def pool_outer_first(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
     bands = (out_h + band - 1) // band
     # An input read from memory: each output row is made in o_row, checked there, and streamed out past
     # the caches (no read of the output's lines before they are written; see _stores).
-    stream = STREAMING and streamed(flat)
+    stream = streams_out(flat)
     # Units (n, band of output rows, od), od fastest: the d window's slices overlap from one unit
     # to the next, and a band's rows of them are still in L2 (whole slices of 64x64 pixels of 32
     # channels were not: every input line was read 1.5 times from L3).

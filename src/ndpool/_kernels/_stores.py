@@ -19,7 +19,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-from ._prefetch import LINE, element_pointer
+from ._prefetch import LINE, element_pointer, streamed
 
 STREAMING = platform.machine().lower() in ("x86_64", "amd64")
 
@@ -67,6 +67,13 @@ def store_fence(typingctx):  # type: ignore[no-untyped-def]
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@njit(inline="always")
+def streams_out(flat):  # type: ignore[no-untyped-def]
+    """Whether a kernel reading ``flat`` streams its output past the caches: an input read from
+    memory (_prefetch.streamed), on x86."""
+    return STREAMING and streamed(flat)
 
 
 @njit(inline="always")
