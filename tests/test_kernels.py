@@ -469,7 +469,8 @@ def test_short_tile_rows_write_only_their_jobs_outputs(monkeypatch: pytest.Monke
     monkeypatch.setattr(numba, "get_num_threads", lambda: 3)
     chosen = _chosen_kernels(monkeypatch)
     rng = np.random.default_rng(11)
-    for shape in [(3, 5, 14, 14), (1, 7, 10, 10), (2, 3, 8, 30), (1, 4, 15, 12)]:  # out_w 7, 5, 15, 6
+    # out_w 7, 5, 15, 6 (rows in pairs, the last alone), 8 and 5 (even rows: pairs only)
+    for shape in [(3, 5, 14, 14), (1, 7, 10, 10), (2, 3, 8, 30), (1, 4, 15, 12), (2, 3, 12, 16), (1, 5, 8, 10)]:
         for dtype in (np.float32, np.float16, ml_dtypes.bfloat16):
             x = _data(rng, shape, dtype)
             x[np.isnan(x.astype(np.float32))] = 2.5  # (a plane with a NaN is pooled again by another loop)
@@ -490,12 +491,12 @@ def test_fused_tile_runs_on_views_read_only_the_array(monkeypatch: pytest.Monkey
     the input after the row. On views read in place whose planes do not follow each other upwards in
     memory (channels reversed, images broadcast), the plane at the array's end is not the job's last: its runs
     would read past the array, and it must take the two passes; every result as the reference's, on rows
-    shorter and longer than a run (out_w 7, 5, 17, 40) and both tails."""
+    shorter and longer than a run (out_w 7, 5, 17, 40, 8 on an even number of rows) and both tails."""
     from ndpool._kernels import _launch
 
     chosen = _chosen_kernels(monkeypatch)
     rng = np.random.default_rng(12)
-    for shape in [(2, 5, 14, 14), (1, 6, 10, 10), (1, 3, 6, 34), (2, 2, 4, 80)]:
+    for shape in [(2, 5, 14, 14), (1, 6, 10, 10), (1, 3, 6, 34), (2, 2, 4, 80), (2, 3, 12, 16)]:
         for dtype in (np.float32, ml_dtypes.bfloat16):
             base = _data(rng, shape, dtype)
             base[np.isnan(base.astype(np.float32))] = -1.5
@@ -526,7 +527,7 @@ def test_fused_tile_runs_stay_inside_the_array(tmp_path: Path) -> None:
     script = """
 import numpy as np, ndpool
 rng = np.random.default_rng(1)
-for shape in [(2, 5, 14, 14), (1, 6, 10, 10), (1, 3, 6, 34)]:
+for shape in [(2, 5, 14, 14), (1, 6, 10, 10), (1, 3, 6, 34), (2, 3, 12, 16), (1, 4, 8, 10)]:
     base = rng.standard_normal(shape).astype(np.float32)
     for x in (base[:, ::-1], base[::-1, ::-1], np.broadcast_to(base[:1], shape), base):
         ndpool.max_pool(x, kernel=2, strides=2, data_format="NCX", return_indices=True)
