@@ -476,22 +476,23 @@ def test_short_tile_rows_write_only_their_jobs_outputs(monkeypatch: pytest.Monke
             x[np.isnan(x.astype(np.float32))] = 2.5  # (a plane with a NaN is pooled again by another loop)
             x[0, -1, 0, 0] = np.nan  # ... all but this one
             for preset in ("spec", "openvino"):
-                for index_type in ("i64", "i32"):
-                    call = dict(kernel=2, strides=2, data_format="NCX", semantics=preset, return_indices=True,
-                                index_element_type=index_type)
+                for index_type in ("i64", "i32", None):  # (None: values only, fused too on rows of up to 8)
+                    call = dict(kernel=2, strides=2, data_format="NCX", semantics=preset,
+                                return_indices=index_type is not None, index_element_type=index_type or "i64")
                     expected = _run("numpy", ndpool.max_pool, x, **call)
                     got = _run("numba", ndpool.max_pool, x, **call)
-                    for e, g in zip(expected, got, strict=True):
+                    for e, g in zip(*(r if isinstance(r, tuple) else (r,) for r in (expected, got)), strict=True):
                         assert np.array_equal(_bits(e), _bits(g)), (shape, dtype, preset, index_type)
     assert chosen and set(chosen) == {_launch.pool_tiles} and set(jobs) == {3}, (chosen, jobs)
 
 
 def test_fused_tile_runs_on_views_read_only_the_array(monkeypatch: pytest.MonkeyPatch) -> None:
-    """pool_tiles' fused runs with indices: on a row shorter than the run, the lanes past it read on into
-    the input after the row. On views read in place whose planes do not follow each other upwards in
-    memory (channels reversed, images broadcast), the plane at the array's end is not the job's last: its runs
-    would read past the array, and it must take the two passes; every result as the reference's, on rows
-    shorter and longer than a run (out_w 7, 5, 17, 40, 8 on an even number of rows) and both tails."""
+    """pool_tiles' fused runs (with indices; values only on rows of up to 8 outputs): on a row shorter than
+    the run, the lanes past it read on into the input after the row. On views read in place whose planes
+    do not follow each other upwards in memory (channels reversed, images broadcast), the plane at the
+    array's end is not the job's last: its runs would read past the array, and it must take the two
+    passes; every result as the reference's, on rows shorter and longer than a run (out_w 7, 5, 17, 40, 8
+    on an even number of rows) and both tails."""
     from ndpool._kernels import _launch
 
     chosen = _chosen_kernels(monkeypatch)
@@ -508,13 +509,12 @@ def test_fused_tile_runs_on_views_read_only_the_array(monkeypatch: pytest.Monkey
                     1, shape[0] * shape[1] - 1, shape[2], shape[3]),
             }
             for name, x in views.items():
-                for preset in ("spec", "torch"):
-                    call = dict(kernel=2, strides=2, data_format="NCX", semantics=preset, return_indices=True,
-                                index_element_type="i64")
+                for preset, indices in (("spec", True), ("torch", True), ("spec", False)):
+                    call = dict(kernel=2, strides=2, data_format="NCX", semantics=preset, return_indices=indices)
                     expected = _run("numpy", ndpool.max_pool, x, **call)
                     got = _run("numba", ndpool.max_pool, x, **call)
-                    for e, g in zip(expected, got, strict=True):
-                        assert np.array_equal(_bits(e), _bits(g)), (shape, dtype, name, preset)
+                    for e, g in zip(*(r if isinstance(r, tuple) else (r,) for r in (expected, got)), strict=True):
+                        assert np.array_equal(_bits(e), _bits(g)), (shape, dtype, name, preset, indices)
     assert chosen and set(chosen) == {_launch.pool_tiles}, chosen
 
 
@@ -531,6 +531,7 @@ for shape in [(2, 5, 14, 14), (1, 6, 10, 10), (1, 3, 6, 34), (2, 3, 12, 16), (1,
     base = rng.standard_normal(shape).astype(np.float32)
     for x in (base[:, ::-1], base[::-1, ::-1], np.broadcast_to(base[:1], shape), base):
         ndpool.max_pool(x, kernel=2, strides=2, data_format="NCX", return_indices=True)
+        ndpool.max_pool(x, kernel=2, strides=2, data_format="NCX")
 print("done")
 """
     env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path), NDPOOL_BACKEND="numba")

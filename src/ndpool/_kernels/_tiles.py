@@ -12,8 +12,8 @@ Two passes per band of output rows, each vectorized:
 
 With indices and 2x2 windows there is one pass instead: each output's four taps read from the input
 and folded at once, FUSED_LANES outputs a run (_fused_run), or rows of up to PAIR_LANES outputs two
-rows a run (_fused_row_pair); the passes are left for planes where a short row's run would write past
-the job or read past the input array.
+rows a run (_fused_row_pair, values only too); the passes are left for planes where a short row's run
+would write past the job or read past the input array.
 
 Folding each row's pairs first and then the rows keeps the first-maximum rule exactly (ties keep
 the earlier row, then the earlier pair: row-major order), +0/-0 included, as long as no NaN is
@@ -130,7 +130,8 @@ def _h_rows(hv, hb, rows, k_h, out_w, o, oi, plane_out, oh0, base, st_h, st_w, w
 # (2026-12-04, against the w pass and a 16-lane h pass): AdaptiveMaxPool 32x512x14x14 -> 7x7
 # i64 0.76-0.78x, bf16 0.81x, f16 1.02x; k2s2 with i64 indices 32x512x10x10 0.77x, 16x64x28x28 0.70x,
 # 1x256x256x256 0.80-0.82x (f16, bf16 0.49-0.52x), 8x64x56x56 0.37-0.58x, 4x64x34x34 0.81-1.01x.
-# Values only it took twice the time of the two passes (measured the same way): they keep theirs.
+# Values only it took twice the time of the two passes (measured the same way): they keep theirs,
+# but on rows of up to PAIR_LANES outputs (below).
 FUSED_LANES = 16
 _fused_like = _stack_slots(FUSED_LANES)  # a run's results, in stack slots: they alias no array
 
@@ -154,7 +155,7 @@ def _fold4(flat, at, in_w, st_h, st_w):  # type: ignore[no-untyped-def]
 
 
 @njit(inline="always")
-def _fused_run(flat, at, in_w, o, oi, ob, row_index, st_h, st_w, rv, ri):  # type: ignore[no-untyped-def]
+def _fused_run(flat, at, in_w, o, oi, ob, row_index, st_h, st_w, rv, ri, want_idx):  # type: ignore[no-untyped-def]
     """o[ob + j], oi[ob + j] = the greatest of the 2x2 window at flat[at + 2*j] and its index, for
     j < FUSED_LANES; whether any tap was NaN. The results go to the stack first, so that LLVM loads
     every lane before it stores any (stored in the loop, the lanes stayed scalar: the loads waited for
@@ -167,8 +168,9 @@ def _fused_run(flat, at, in_w, o, oi, ob, row_index, st_h, st_w, rv, ri):  # typ
         ri[j] = row_index + 2 * j * st_w + off
     for j in range(FUSED_LANES):
         o[np.uint64(ob + j)] = rv[j]
-    for j in range(FUSED_LANES):
-        oi[np.uint64(ob + j)] = ri[j]
+    if want_idx:
+        for j in range(FUSED_LANES):
+            oi[np.uint64(ob + j)] = ri[j]
     return nan
 
 
@@ -178,12 +180,13 @@ def _fused_run(flat, at, in_w, o, oi, ob, row_index, st_h, st_w, rv, ri):  # typ
 # compute 9 lanes for nothing.) Against _fused_run on every row, 14x14 -> 7x7 planes with i64
 # indices, the loop alone on one thread: 0.63x in L2, 0.85x from L3. kernel_ab (2026-12-06, one / two
 # threads): AdaptiveMaxPool 32x512x14x14 -> 7x7 i64 0.75x / 0.79x, i32 0.74x / 0.82x, f16 0.71x /
-# 0.80x; k2s2 with i64 indices on 32x512x10x10 0.70x / 0.76x.
+# 0.80x; k2s2 with i64 indices on 32x512x10x10 0.70x / 0.76x. Values only, against the two passes:
+# k2s2 on 32x512x14x14 0.28x / 0.34x (f16 0.34x / 0.39x), on 32x512x10x10 0.33x / 0.39x.
 PAIR_LANES = 8
 
 
 @njit(inline="always")
-def _fused_row_pair(flat, at, in_w, out_w, o, oi, ob, row_index, st_h, st_w, rv, ri):  # type: ignore[no-untyped-def]
+def _fused_row_pair(flat, at, in_w, out_w, o, oi, ob, row_index, st_h, st_w, rv, ri, want_idx):  # type: ignore[no-untyped-def]
     """_fused_run for the two rows of outputs at ob and ob + out_w (out_w <= PAIR_LANES), their
     windows' first rows at flat[at] and flat[at + 2*in_w]. Each row's PAIR_LANES lanes are stored,
     the first row's before the second's: lanes past a row land on the next one's outputs, written
@@ -199,17 +202,19 @@ def _fused_row_pair(flat, at, in_w, out_w, o, oi, ob, row_index, st_h, st_w, rv,
         nan |= n | n2
     for j in range(PAIR_LANES):
         o[np.uint64(ob + j)] = rv[j]
-    for j in range(PAIR_LANES):
-        oi[np.uint64(ob + j)] = ri[j]
+    if want_idx:
+        for j in range(PAIR_LANES):
+            oi[np.uint64(ob + j)] = ri[j]
     for j in range(PAIR_LANES):
         o[np.uint64(ob + out_w + j)] = rv[PAIR_LANES + j]
-    for j in range(PAIR_LANES):
-        oi[np.uint64(ob + out_w + j)] = ri[PAIR_LANES + j]
+    if want_idx:
+        for j in range(PAIR_LANES):
+            oi[np.uint64(ob + out_w + j)] = ri[PAIR_LANES + j]
     return nan
 
 
 @njit(inline="always")
-def _fused_plane(flat, at, in_w, out_h, out_w, o, oi, plane_out, base, st_h, st_w, rv, ri):  # type: ignore[no-untyped-def]
+def _fused_plane(flat, at, in_w, out_h, out_w, o, oi, plane_out, base, st_h, st_w, rv, ri, want_idx):  # type: ignore[no-untyped-def]
     """A plane's 2x2 windows with indices through _fused_run: a row of fewer than FUSED_LANES outputs
     in one run (its lanes past the row land on the outputs after it), a longer one in runs of
     FUSED_LANES, the last moved back to end with the row (its first outputs written twice, alike)."""
@@ -219,15 +224,16 @@ def _fused_plane(flat, at, in_w, out_h, out_w, o, oi, plane_out, base, st_h, st_
         paired = out_h - out_h % 2
         for oh in range(0, paired, 2):
             nan |= _fused_row_pair(flat, at + oh * 2 * in_w, in_w, out_w, o, oi, plane_out + oh * out_w,
-                                   base + oh * 2 * st_h, st_h, st_w, rv, ri)
+                                   base + oh * 2 * st_h, st_h, st_w, rv, ri, want_idx)
     for oh in range(paired, out_h):
         row_at, ob, row_index = at + oh * 2 * in_w, plane_out + oh * out_w, base + oh * 2 * st_h
         if out_w < FUSED_LANES:
-            nan |= _fused_run(flat, row_at, in_w, o, oi, ob, row_index, st_h, st_w, rv, ri)
+            nan |= _fused_run(flat, row_at, in_w, o, oi, ob, row_index, st_h, st_w, rv, ri, want_idx)
             continue
         for j0 in range(0, out_w, FUSED_LANES):
             j = min(j0, out_w - FUSED_LANES)
-            nan |= _fused_run(flat, row_at + 2 * j, in_w, o, oi, ob + j, row_index + 2 * j * st_w, st_h, st_w, rv, ri)
+            nan |= _fused_run(flat, row_at + 2 * j, in_w, o, oi, ob + j, row_index + 2 * j * st_w, st_h, st_w, rv, ri,
+                              want_idx)
     return nan
 
 
@@ -273,7 +279,7 @@ def pool_tiles(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
     hb = iwork[:taps].view(np.int32)
     inner_work = work[pairs:]
     inner_iwork = iwork[taps:]
-    fused = want_idx and k_h == 2
+    fused = k_h == 2 and (want_idx or out_w <= PAIR_LANES)
     job_end = row_hi * out_h * out_w  # a fused run writes up to here, no further
     rv = _fused_like(empty[0])
     ri = _fused_like(oi[0])  # (of the indices' own type: int32 slots stored as int32, not narrowed then)
@@ -286,7 +292,10 @@ def pool_tiles(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
         # the row read at most where their own outputs' windows are, or the array's end: the test).
         if fused and (out_w >= FUSED_LANES or (plane_out + (out_h - 1) * out_w + FUSED_LANES <= job_end
                                                 and at + (2 * out_h - 1) * in_w + 2 * FUSED_LANES <= flat.size)):
-            nan = _fused_plane(flat, at, in_w, out_h, out_w, o, oi, plane_out, base, st_h, st_w, rv, ri)
+            if want_idx:
+                nan = _fused_plane(flat, at, in_w, out_h, out_w, o, oi, plane_out, base, st_h, st_w, rv, ri, True)
+            else:
+                nan = _fused_plane(flat, at, in_w, out_h, out_w, o, oi, plane_out, base, st_h, st_w, rv, ri, False)
         else:
             nan = _two_passes(flat, at, in_w, k_h, out_h, out_w, band, hv, hb, o, oi, plane_out, base, st_h, st_w,
                               keyed, want_idx)
