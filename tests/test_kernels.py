@@ -481,7 +481,7 @@ def test_short_tile_rows_write_only_their_jobs_outputs(monkeypatch: pytest.Monke
                                 return_indices=index_type is not None, index_element_type=index_type or "i64")
                     expected = _run("numpy", ndpool.max_pool, x, **call)
                     got = _run("numba", ndpool.max_pool, x, **call)
-                    for e, g in zip(*(r if isinstance(r, tuple) else (r,) for r in (expected, got)), strict=True):
+                    for e, g in zip(_outputs(expected), _outputs(got), strict=True):
                         assert np.array_equal(_bits(e), _bits(g)), (shape, dtype, preset, index_type)
     assert chosen and set(chosen) == {_launch.pool_tiles} and set(jobs) == {3}, (chosen, jobs)
 
@@ -513,7 +513,7 @@ def test_fused_tile_runs_on_views_read_only_the_array(monkeypatch: pytest.Monkey
                     call = dict(kernel=2, strides=2, data_format="NCX", semantics=preset, return_indices=indices)
                     expected = _run("numpy", ndpool.max_pool, x, **call)
                     got = _run("numba", ndpool.max_pool, x, **call)
-                    for e, g in zip(*(r if isinstance(r, tuple) else (r,) for r in (expected, got)), strict=True):
+                    for e, g in zip(_outputs(expected), _outputs(got), strict=True):
                         assert np.array_equal(_bits(e), _bits(g)), (shape, dtype, name, preset, indices)
     assert chosen and set(chosen) == {_launch.pool_tiles}, chosen
 
@@ -605,7 +605,7 @@ def test_plans_are_kept_per_everything_they_depend_on(monkeypatch: pytest.Monkey
         before = len(built)
         got = ndpool.max_pool(data, **attrs)
         expected = _run("numpy", ndpool.max_pool, data, **attrs)
-        for e, g in zip(*(r if isinstance(r, tuple) else (r,) for r in (expected, got)), strict=True):
+        for e, g in zip(_outputs(expected), _outputs(got), strict=True):
             assert np.array_equal(_bits(e), _bits(g)) and e.dtype == g.dtype, attrs
         assert len(built) == before + 1, attrs
     old = numba.get_num_threads()

@@ -156,8 +156,8 @@ def _fold4(flat, at, in_w, st_h, st_w):  # type: ignore[no-untyped-def]
 
 @njit(inline="always")
 def _fused_run(flat, at, in_w, o, oi, ob, row_index, st_h, st_w, rv, ri, want_idx):  # type: ignore[no-untyped-def]
-    """o[ob + j], oi[ob + j] = the greatest of the 2x2 window at flat[at + 2*j] and its index, for
-    j < FUSED_LANES; whether any tap was NaN. The results go to the stack first, so that LLVM loads
+    """o[ob + j], oi[ob + j] = the greatest of the 2x2 window at flat[at + 2*j] and its index (if
+    ``want_idx``, a literal), for j < FUSED_LANES; whether any tap was NaN. The results go to the stack first, so that LLVM loads
     every lane before it stores any (stored in the loop, the lanes stayed scalar: the loads waited for
     the scalar stores before them)."""
     nan = False
@@ -215,12 +215,15 @@ def _fused_row_pair(flat, at, in_w, out_w, o, oi, ob, row_index, st_h, st_w, rv,
 
 @njit(inline="always")
 def _fused_plane(flat, at, in_w, out_h, out_w, o, oi, plane_out, base, st_h, st_w, rv, ri, want_idx):  # type: ignore[no-untyped-def]
-    """A plane's 2x2 windows with indices through _fused_run: a row of fewer than FUSED_LANES outputs
-    in one run (its lanes past the row land on the outputs after it), a longer one in runs of
-    FUSED_LANES, the last moved back to end with the row (its first outputs written twice, alike)."""
+    """A plane's 2x2 windows (with indices if ``want_idx``, a literal) through the fused runs: rows of
+    up to PAIR_LANES outputs two at a time (_fused_row_pair; an odd last row alone), a row of fewer
+    than FUSED_LANES outputs in one run (its lanes past the row land on the outputs after it), a longer
+    one in runs of FUSED_LANES, the last moved back to end with the row (its first outputs written
+    twice, alike)."""
     nan = False
     paired = 0
-    if 2 * out_w <= FUSED_LANES:
+    # (A pair of rows reads and writes no further than _fused_run on its second row: pool_tiles' test.)
+    if out_w <= PAIR_LANES:
         paired = out_h - out_h % 2
         for oh in range(0, paired, 2):
             nan |= _fused_row_pair(flat, at + oh * 2 * in_w, in_w, out_w, o, oi, plane_out + oh * out_w,
@@ -279,7 +282,7 @@ def pool_tiles(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
     hb = iwork[:taps].view(np.int32)
     inner_work = work[pairs:]
     inner_iwork = iwork[taps:]
-    fused = k_h == 2 and (want_idx or out_w <= PAIR_LANES)
+    fused = k_h == 2 and (want_idx or out_w <= PAIR_LANES)  # (values only: the passes on longer rows)
     job_end = row_hi * out_h * out_w  # a fused run writes up to here, no further
     rv = _fused_like(empty[0])
     ri = _fused_like(oi[0])  # (of the indices' own type: int32 slots stored as int32, not narrowed then)
