@@ -167,7 +167,10 @@ def _order_counts(flat, o, ob, out_w, lanes, at, win, od, oh, dd, dh, dw, xs_d, 
     stride, NCX with one lane): at a zero result whose window holds a -0. Outputs are tested a pixel
     (its lanes) at a time, and windows only of zero results: after a ReLU, half the stem's input is
     +0 and nearly every output row has a zero result (pooling those rows again, or testing their
-    rows' inputs for -0, took the NXC stem 5.7 -> 8.7 and 7.5 ms)."""
+    rows' inputs for -0, took the NXC stem 5.7 -> 8.7 and 7.5 ms). First one test over the whole row
+    (vectorized; with one lane the per-pixel test is a scalar one per output)."""
+    if not _again(o, ob, out_w * lanes):
+        return False
     for ow in range(out_w):
         if _again(o, ob + ow * lanes, lanes):
             for c in range(lanes):
@@ -226,8 +229,7 @@ def _row_direct(flat, at, xs_h, win, oh, dh, dw, row_len, out_w, n_chan, t_row, 
     nan = False
     done, k = 0, 0  # T's elements folded, chunks folded
     for ow in range(out_w):
-        s_w, f_w, e_w = win[2, 0, ow], win[2, 1, ow], win[2, 2, ow]
-        need = (s_w + (e_w - 1) * dw + 1) * n_chan  # (windows are never empty here)
+        need = (win[2, 0, ow] + (win[2, 2, ow] - 1) * dw + 1) * n_chan  # (windows are never empty here)
         while done < need:
             for e in range(k * share, min((k + 1) * share, ahead_lines)):
                 prefetch_read(flat, np.uint64(ahead_at + e * line))
@@ -235,7 +237,7 @@ def _row_direct(flat, at, xs_h, win, oh, dh, dw, row_len, out_w, n_chan, t_row, 
             nan |= _fold_taps(flat, at + s_h * xs_h + done, dh * xs_h, f_h, e_h, t_row, done, count, check, keyed)
             done += count
             k += 1
-        _fold_taps(t_row, s_w * n_chan, dw * n_chan, f_w, e_w, dst, d0 + ow * n_chan, n_chan, False, keyed)
+        _w_output(t_row, win, dw, ow, n_chan, dst, d0, keyed)
     for e in range(k * share, ahead_lines):  # (the shares of columns no output reads)
         prefetch_read(flat, np.uint64(ahead_at + e * line))
     return nan
@@ -333,9 +335,8 @@ def pool_outer_first(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
             if seed_lowest:  # openvino starts at lowest: a floor
                 _floor(o_row, 0, pixel_out, lowest)
             # Pooled again where the order mattered (as below, a row at a time, before it is stored).
-            if floats and (row_nan or (_again(o_row, 0, pixel_out)
-                                       and _order_counts(flat, o_row, 0, out_w, n_chan, xoff + n * xs_n, win, od,
-                                                         oh, dd, dh, dw, xs_d, xs_h, xs_w))):
+            if floats and (row_nan or _order_counts(flat, o_row, 0, out_w, n_chan, xoff + n * xs_n, win, od, oh,
+                                                    dd, dh, dw, xs_d, xs_h, xs_w)):
                 _pool_exact(flat, xoff, xst, out, idx, win, dil, p, empty, row0 + oh, n_chan, inner_work, iwork)
             else:
                 stream_run(o_row, 0, o, o_at, pixel_out)
@@ -360,8 +361,14 @@ def pool_outer_first(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_
 def _w_pass(t_row, win, dw, out_w, n_chan, dst, d0, keyed):  # type: ignore[no-untyped-def]
     """dst[d0:d0 + out_w * n_chan]: T's pixels of each output's w window folded."""
     for ow in range(out_w):
-        s_w, f_w, e_w = win[2, 0, ow], win[2, 1, ow], win[2, 2, ow]
-        _fold_taps(t_row, s_w * n_chan, dw * n_chan, f_w, e_w, dst, d0 + ow * n_chan, n_chan, False, keyed)
+        _w_output(t_row, win, dw, ow, n_chan, dst, d0, keyed)
+
+
+@njit(inline="always")
+def _w_output(t_row, win, dw, ow, n_chan, dst, d0, keyed):  # type: ignore[no-untyped-def]
+    """dst[d0 + ow * n_chan:][:n_chan]: T's pixels of output ow's w window folded."""
+    s_w, f_w, e_w = win[2, 0, ow], win[2, 1, ow], win[2, 2, ow]
+    _fold_taps(t_row, s_w * n_chan, dw * n_chan, f_w, e_w, dst, d0 + ow * n_chan, n_chan, False, keyed)
 
 
 @njit(inline="always")
@@ -500,9 +507,8 @@ def pool_outer_first_ncx(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
             continue
         plane = at_d - win[0, 0, od] * xs_d
         for oh in range(out_h):
-            if nan or (_again(o, ub + oh * out_w, out_w)
-                       and _order_counts(flat, o, ub + oh * out_w, out_w, 1, plane, win, od, oh, dd, dh, dw, xs_d,
-                                         xs_h, 1)):
+            if nan or _order_counts(flat, o, ub + oh * out_w, out_w, 1, plane, win, od, oh, dd, dh, dw, xs_d, xs_h,
+                                    1):
                 row = unit * out_h + oh
                 pool_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row, row + 1, inner_work, iwork)
 

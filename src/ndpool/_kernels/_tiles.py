@@ -166,12 +166,18 @@ def _fused_run(flat, at, in_w, o, oi, ob, row_index, st_h, st_w, rv, ri, want_id
         nan |= n
         rv[j] = m
         ri[j] = row_index + 2 * j * st_w + off
-    for j in range(FUSED_LANES):
-        o[np.uint64(ob + j)] = rv[j]
-    if want_idx:
-        for j in range(FUSED_LANES):
-            oi[np.uint64(ob + j)] = ri[j]
+    _store_run(rv, ri, 0, o, oi, ob, FUSED_LANES, want_idx)
     return nan
+
+
+@njit(inline="always")
+def _store_run(rv, ri, r0, o, oi, ob, lanes, want_idx):  # type: ignore[no-untyped-def]
+    """o[ob:ob + lanes] = rv[r0:r0 + lanes], and the indices from ri if ``want_idx`` (a literal)."""
+    for j in range(lanes):
+        o[np.uint64(ob + j)] = rv[r0 + j]
+    if want_idx:
+        for j in range(lanes):
+            oi[np.uint64(ob + j)] = ri[r0 + j]
 
 
 # Rows of up to PAIR_LANES outputs go two at a time: one loop of PAIR_LANES lanes whose every
@@ -200,16 +206,8 @@ def _fused_row_pair(flat, at, in_w, out_w, o, oi, ob, row_index, st_h, st_w, rv,
         rv[PAIR_LANES + j] = m
         ri[PAIR_LANES + j] = row_index + 2 * st_h + 2 * j * st_w + off
         nan |= n | n2
-    for j in range(PAIR_LANES):
-        o[np.uint64(ob + j)] = rv[j]
-    if want_idx:
-        for j in range(PAIR_LANES):
-            oi[np.uint64(ob + j)] = ri[j]
-    for j in range(PAIR_LANES):
-        o[np.uint64(ob + out_w + j)] = rv[PAIR_LANES + j]
-    if want_idx:
-        for j in range(PAIR_LANES):
-            oi[np.uint64(ob + out_w + j)] = ri[PAIR_LANES + j]
+    _store_run(rv, ri, 0, o, oi, ob, PAIR_LANES, want_idx)
+    _store_run(rv, ri, PAIR_LANES, o, oi, ob + out_w, PAIR_LANES, want_idx)
     return nan
 
 
