@@ -187,6 +187,18 @@ def _poison_new_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_launch, "_empty", poisoned)
 
 
+def _values_match(x: np.ndarray, attrs: dict, what: str) -> np.ndarray | None:
+    """max_pool(x, **attrs) without indices by the compiled kernels, checked bit for bit against the
+    reference (``what`` names the case on failure); None where both reject the case."""
+    try:
+        expected = _run("numpy", ndpool.max_pool, x, **attrs)
+    except ndpool.PoolingError:
+        return None
+    got = _run("numba", ndpool.max_pool, x, **attrs)
+    assert np.array_equal(_bits(expected), _bits(got)), f"{what}: {x.dtype} {x.shape} strides {x.strides} {attrs}"
+    return got
+
+
 def test_numba_backend_is_the_default() -> None:
     assert _dispatch.backend_name() == "numba"
 
@@ -885,13 +897,9 @@ def test_sliding_on_any_window_and_unit(seed: int, monkeypatch: pytest.MonkeyPat
         attrs["return_indices"] = False
         units[0] = (int(rng.integers(1, 5)), int(rng.integers(1, 7)))
         _launch.forget_plans()  # (a kept plan would keep its units)
-        try:
-            expected = _run("numpy", ndpool.max_pool, x, **attrs)
-        except ndpool.PoolingError:
+        got = _values_match(x, attrs, f"seed {seed} case {case} units {units[0]}")
+        if got is None:
             continue
-        got = _run("numba", ndpool.max_pool, x, **attrs)
-        assert np.array_equal(_bits(expected), _bits(got)), (
-            f"seed {seed} case {case}: {x.dtype} {x.shape} strides {x.strides} {attrs} units {units[0]}")
         checked += x.ndim <= 4 and got.size > 0
     assert checked > 50
     assert _launch.pool_sliding in chosen
@@ -965,14 +973,9 @@ def _outer_first_sweep(seed: int, data: Any, cases: int, monkeypatch: pytest.Mon
             x = _far_apart(x)
         band[0] = int(rng.integers(1, 5))
         _launch.forget_plans()  # (a kept plan would keep its band)
-        try:
-            expected = _run("numpy", ndpool.max_pool, x, **attrs)
-        except ndpool.PoolingError:
-            continue
         before = len(chosen)
-        got = _run("numba", ndpool.max_pool, x, **attrs)
-        assert np.array_equal(_bits(expected), _bits(got)), (
-            f"seed {seed} case {case}: {x.dtype} {x.shape} strides {x.strides} {attrs} band {band[0]}")
+        if _values_match(x, attrs, f"seed {seed} case {case} band {band[0]}") is None:
+            continue
         for k in set(chosen[before:]) & {k for k, _ in checked}:
             checked[k, x.ndim] += 1
     return checked
@@ -1309,3 +1312,116 @@ def test_flat_views_address_every_element_of_any_layout() -> None:
         at = offset + (strides[:, None] * np.indices(view.shape).reshape(5, -1)).sum(axis=0)
         assert at.min() >= 0 and at.max() < flat.size, view.strides
         assert np.array_equal(flat[at], view.reshape(-1)), view.strides
+
+
+def _rows_first_case(rng: np.random.Generator, dtype: Any, data: str) -> tuple[np.ndarray, dict]:
+    """A random 2-D NCX case pool_folds takes (three adjacent w taps at stride 1 or 2), values only:
+    any h window (1-5 taps, strides 1-3, dilation 1-2), pads on either side, either rounding; rows
+    read in place from a wider copy one time in three. ``data``: "clean" (ties, -inf, no NaN or -0),
+    "zeros" (_zero_maxima: +0 against -0) or "nan" (_sparse_nan_data)."""
+    k_h, s_h, d_h = int(rng.integers(1, 6)), int(rng.integers(1, 4)), int(rng.integers(1, 3))
+    s_w = int(rng.integers(1, 3))
+    shape = (int(rng.integers(1, 3)), int(rng.integers(1, 4)), int(rng.integers(d_h * (k_h - 1) + 1, 24)),
+             int(rng.integers(3, 80)))
+    if data == "zeros":
+        x = _zero_maxima(rng, shape, dtype)
+    elif data == "nan":
+        x = _sparse_nan_data(rng, shape, dtype)
+    else:
+        x = rng.integers(-3, 4, size=shape).astype(np.float64)
+        x[rng.random(shape) < 0.05] = -np.inf
+        x = x.astype(dtype)
+    if rng.random() < 1 / 3:  # rows of a wider array (xs_h > in_w)
+        wide = np.zeros(shape[:3] + (shape[3] + 5,), x.dtype)
+        wide[..., 2:2 + shape[3]] = x
+        x = wide[..., 2:2 + shape[3]]
+    pads_begin = (int(rng.integers(0, (d_h * (k_h - 1) + 2) // 2 + 1)), int(rng.integers(0, 2)))
+    pads_end = (int(rng.integers(0, (d_h * (k_h - 1) + 2) // 2 + 1)), int(rng.integers(0, 2)))
+    attrs = dict(kernel=(k_h, 3), strides=(s_h, s_w), dilations=(d_h, 1), pads_begin=pads_begin, pads_end=pads_end,
+                 rounding_type=str(rng.choice(["floor", "ceil"])), data_format="NCX",
+                 semantics=str(rng.choice(PRESETS)))
+    return x, attrs
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_rows_first_folds_exactly(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pool_folds' values of 2-D planes go rows first (_rows_first) where a plane holds no NaN and no -0,
+    else w first as with indices: random cases of every type it runs for, with clean planes, planes
+    whose maxima are often +0 against -0, and planes with a NaN; some as from memory (_far_apart: the
+    outputs streamed). Exact against the reference."""
+    from ndpool._kernels import _launch
+
+    chosen = _chosen_kernels(monkeypatch)
+    _poison_new_memory(monkeypatch)
+    monkeypatch.setattr(_launch, "_plane_lanes_pay", lambda *args: False)  # (narrow rows: pool_folds too)
+    monkeypatch.setattr(_launch, "_separable_pays", lambda *args: False)
+    rng = np.random.default_rng(seed + 23)
+    checked = 0
+    for case in range(240):
+        dtype = _dtypes_of(_launch.pool_folds)[case % len(_dtypes_of(_launch.pool_folds))]
+        data = ("clean", "zeros", "nan")[case // 8 % 3]
+        x, attrs = _rows_first_case(rng, dtype, data)
+        if case % 16 == 15:
+            x = _far_apart(x)
+        before = len(chosen)
+        if _values_match(x, attrs, f"seed {seed} case {case} {data}") is not None:
+            checked += _launch.pool_folds in chosen[before:]
+    assert checked > 150, checked
+
+
+def _folds_plan(x: np.ndarray, **attrs: Any) -> Any:
+    """The plan ndpool makes for max_pool(x, **attrs) (it must run pool_folds)."""
+    from ndpool._kernels import _launch
+
+    seen = {}
+    real = _launch._execute
+
+    def spy(plan, xx):  # type: ignore[no-untyped-def]
+        seen["plan"] = plan
+        return real(plan, xx)
+
+    _launch._execute = spy
+    try:
+        _run("numba", ndpool.max_pool, x, **attrs)
+    finally:
+        _launch._execute = real
+    assert seen["plan"].kernel is _launch.pool_folds
+    return seen["plan"]
+
+
+def test_rows_first_plane_leaves_planes_with_nan_or_negative_zero() -> None:
+    """rows_first_plane itself, on one plane: a plane without NaN and -0 is pooled (True, the reference's
+    values) at stride 2 and 1, a NaN or a -0 at any place a window reads sends it back (False), whether it
+    is in a window's first row (checked apart) or another, and at either end of a row; integers have
+    neither. Every type pool_folds runs for."""
+    from ndpool._kernels import _launch
+    from ndpool._kernels._rows_first import rows_first_plane
+
+    rng = np.random.default_rng(5)
+    dtypes = _dtypes_of(_launch.pool_folds)
+    assert {np.float32, np.float16, ml_dtypes.bfloat16} <= set(dtypes)
+    for dtype, s_w, (in_h, in_w) in itertools.product(dtypes, (2, 1), ((9, 23), (12, 112))):
+        floats = np.dtype(dtype).kind == "f" or dtype == ml_dtypes.bfloat16
+        attrs = dict(kernel=(3, 3), strides=(2, s_w), pads_begin=(1, 1), pads_end=(1, 1), data_format="NCX")
+        x = rng.integers(-3, 4, size=(1, 1, in_h, in_w)).astype(dtype)
+        plan = _folds_plan(x, **attrs)
+        win, dil, _, empty = plan.consts
+        storage = _launch._STORAGE.get(np.dtype(dtype), np.dtype(dtype))
+        out_h, out_w = plan.out_shape[-2:]
+        expected = _run("numpy", ndpool.max_pool, x, **attrs).reshape(-1)
+
+        def pool(x: np.ndarray) -> tuple[bool, np.ndarray]:
+            out = np.full(out_h * out_w, 7, storage)
+            ok = rows_first_plane(x.reshape(-1).view(storage), 0, in_w, in_h, in_w, win, dil[1], s_w, out_h, out_w,
+                                  empty[1], out, 0, 0, 0, 0, 0)
+            return bool(ok), out
+
+        ok, out = pool(x)
+        assert ok and np.array_equal(_bits(out), _bits(expected.view(storage))), (dtype, s_w, in_h, in_w)
+        if not floats:
+            continue
+        for h, w in ((0, 0), (1, in_w - 1), (in_h - 1, 0), (in_h // 2, in_w // 2), (2, 1)):
+            for odd in (np.nan, -0.0):
+                y = x.copy()
+                y[0, 0, h, w] = odd
+                assert pool(y)[0] is False, (dtype, s_w, in_h, in_w, h, w, odd)

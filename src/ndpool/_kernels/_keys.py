@@ -91,6 +91,87 @@ def _nan_free(values):  # type: ignore[no-untyped-def]
     return (lambda values: True) if free else (lambda values: False)
 
 
+def negative_zero(value):  # type: ignore[no-untyped-def]
+    """Whether a value's bits are -0's (pure-Python stand-in; compiled below)."""
+    raise NotImplementedError("negative_zero is only callable from compiled code")
+
+
+@overload(negative_zero)
+def _negative_zero(value):  # type: ignore[no-untyped-def]
+    # The sign bit alone set: a compare of the bits (a key's sign would need a copysign, and a
+    # division by the value would be slow).
+    if value in (types.int16, types.uint16):  # f16, bf16 bits
+        return lambda value: np.uint16(value) == np.uint16(0x8000)
+    if value == types.float32:
+        return lambda value: np.float32(value).view(np.uint32) == np.uint32(0x80000000)
+    if value == types.float64:
+        return lambda value: np.float64(value).view(np.uint64) == np.uint64(0x8000000000000000)
+    return lambda value: False  # integers
+
+
+# NaN and -0, the values whose ties depend on the order of folding, found by three running bounds of
+# a run's bits (no compare per value): -0's signed bits are the least there are, positive NaNs' lie
+# above +inf's, negative NaNs' (unsigned) above -inf's. Per float type (f16 and bf16: their bits):
+# its bits as signed and unsigned integers, and the bits of +inf and of -inf.
+_BITS = {types.float32: (np.int32, np.uint32, 0x7F800000, 0xFF800000),
+         types.float64: (np.int64, np.uint64, 0x7FF0000000000000, 0xFFF0000000000000),
+         types.int16: (np.int16, np.uint16, 0x7C00, 0xFC00),
+         types.uint16: (np.int16, np.uint16, 0x7F80, 0xFF80)}
+
+
+def odd_start(values):  # type: ignore[no-untyped-def]
+    """The bounds before any value of ``values``' type: (low, high, high_u), for odd_bounds (pure-Python
+    stand-in; compiled below)."""
+    raise NotImplementedError("odd_start is only callable from compiled code")
+
+
+def odd_bounds(value, low, high, high_u):  # type: ignore[no-untyped-def]
+    """The bounds with ``value`` (stand-in)."""
+    raise NotImplementedError("odd_bounds is only callable from compiled code")
+
+
+def odd_found(values, low, high, high_u):  # type: ignore[no-untyped-def]
+    """Whether the values of these bounds held a NaN or -0 (stand-in)."""
+    raise NotImplementedError("odd_found is only callable from compiled code")
+
+
+@overload(odd_start)
+def _odd_start(values):  # type: ignore[no-untyped-def]
+    if values.dtype not in _BITS:  # integers: no bounds kept
+        return lambda values: (np.int8(0), np.int8(0), np.uint8(0))
+    signed, unsigned = _BITS[values.dtype][:2]
+    low, high = np.iinfo(signed).max, np.iinfo(signed).min
+    return lambda values: (signed(low), signed(high), unsigned(0))
+
+
+@overload(odd_bounds)
+def _odd_bounds(value, low, high, high_u):  # type: ignore[no-untyped-def]
+    if value not in _BITS:
+        return lambda value, low, high, high_u: (low, high, high_u)
+    signed, unsigned = _BITS[value][:2]
+    if isinstance(value, types.Float):
+        as_float = np.float32 if value == types.float32 else np.float64
+
+        def float_bounds(value, low, high, high_u):  # type: ignore[no-untyped-def]
+            b = as_float(value).view(signed)
+            return min(low, b), max(high, b), max(high_u, as_float(value).view(unsigned))
+        return float_bounds
+
+    def half_bounds(value, low, high, high_u):  # type: ignore[no-untyped-def]
+        b = signed(value)
+        return min(low, b), max(high, b), max(high_u, unsigned(value))
+    return half_bounds
+
+
+@overload(odd_found)
+def _odd_found(values, low, high, high_u):  # type: ignore[no-untyped-def]
+    if values.dtype not in _BITS:
+        return lambda values, low, high, high_u: False
+    signed, unsigned, pos_inf, neg_inf = _BITS[values.dtype]
+    least = np.iinfo(signed).min
+    return lambda values, low, high, high_u: (low == least) | (high > pos_inf) | (high_u > neg_inf)
+
+
 def is_keyed(values):  # type: ignore[no-untyped-def]
     """Whether an array holds 16-bit float bits, whose keys differ from the values (pure-Python
     stand-in; compiled below)."""
