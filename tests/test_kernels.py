@@ -1425,3 +1425,37 @@ def test_rows_first_plane_leaves_planes_with_nan_or_negative_zero() -> None:
                 y = x.copy()
                 y[0, 0, h, w] = odd
                 assert pool(y)[0] is False, (dtype, s_w, in_h, in_w, h, w, odd)
+
+
+def test_odd_bounds_find_every_nan_and_negative_zero() -> None:
+    """_keys.odd_bounds/odd_found (how _rows_first finds the values whose ties depend on the order of
+    folding), per float type as the kernels store it: each NaN (either sign, quiet or signalling, the
+    least and the greatest payload) and -0 found, alone or among ordinary values; +0, the infinities
+    and the extreme finite values not."""
+    import numba
+
+    from ndpool._kernels._keys import odd_bounds, odd_found, odd_start
+
+    @numba.njit
+    def found(values):  # type: ignore[no-untyped-def]
+        low, high, high_u = odd_start(values)
+        for v in values:
+            low, high, high_u = odd_bounds(v, low, high, high_u)
+        return odd_found(values, low, high, high_u)
+
+    for dtype, bits, storage in ((np.float32, np.uint32, np.float32), (np.float64, np.uint64, np.float64),
+                                 (np.float16, np.uint16, np.int16), (ml_dtypes.bfloat16, np.uint16, np.uint16)):
+        info = ml_dtypes.finfo(dtype)
+        width = 8 * np.dtype(bits).itemsize
+        sign, exponent = 1 << (width - 1), int(np.array(np.inf, dtype).view(bits))
+        top = sign - 1  # exponent and mantissa all ones
+        plain = np.array([0.0, np.inf, -np.inf, info.max, -info.max, info.smallest_subnormal,
+                          -info.smallest_subnormal, 1.0, -1.0], dtype)
+        odd = [np.array(b, bits).view(dtype) for b in (sign, exponent + 1, top, sign | (exponent + 1), sign | top,
+                                                       exponent | (1 << (info.nmant - 1)))]
+        assert not found(plain.view(storage)), dtype
+        for v in odd:
+            for at in (0, 4, len(plain)):
+                values = np.insert(plain, at, v)
+                assert found(values.view(storage)), (dtype, hex(int(np.array(v).view(bits))), at)
+    assert not found(np.array([-3, 0, 5], np.int8))  # integers: neither

@@ -91,24 +91,6 @@ def _nan_free(values):  # type: ignore[no-untyped-def]
     return (lambda values: True) if free else (lambda values: False)
 
 
-def negative_zero(value):  # type: ignore[no-untyped-def]
-    """Whether a value's bits are -0's (pure-Python stand-in; compiled below)."""
-    raise NotImplementedError("negative_zero is only callable from compiled code")
-
-
-@overload(negative_zero)
-def _negative_zero(value):  # type: ignore[no-untyped-def]
-    # The sign bit alone set: a compare of the bits (a key's sign would need a copysign, and a
-    # division by the value would be slow).
-    if value in (types.int16, types.uint16):  # f16, bf16 bits
-        return lambda value: np.uint16(value) == np.uint16(0x8000)
-    if value == types.float32:
-        return lambda value: np.float32(value).view(np.uint32) == np.uint32(0x80000000)
-    if value == types.float64:
-        return lambda value: np.float64(value).view(np.uint64) == np.uint64(0x8000000000000000)
-    return lambda value: False  # integers
-
-
 # NaN and -0, the values whose ties depend on the order of folding, found by three running bounds of
 # a run's bits (no compare per value): -0's signed bits are the least there are, positive NaNs' lie
 # above +inf's, negative NaNs' (unsigned) above -inf's. Per float type (f16 and bf16: their bits):
