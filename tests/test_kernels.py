@@ -1412,7 +1412,7 @@ def test_rows_first_plane_leaves_planes_with_nan_or_negative_zero() -> None:
 
         def pool(x: np.ndarray) -> tuple[bool, np.ndarray]:
             out = np.full(out_h * out_w, 7, storage)
-            ok = rows_first_plane(x.reshape(-1).view(storage), 0, in_w, in_h, in_w, win, dil[1], s_w, out_h, out_w,
+            ok = rows_first_plane(x.reshape(-1).view(storage), 0, in_w, in_w, win, dil[1], s_w, out_h, out_w,
                                   empty[1], out, 0, 0, 0, 0, 0)
             return bool(ok), out
 

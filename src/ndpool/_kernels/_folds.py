@@ -26,7 +26,7 @@ from numba import njit
 from ._jit import kernel, pure
 from ._keys import as_key, nan_free
 from ._loops import _index_params, _rules
-from ._prefetch import LINE, prefetch_read, prefetch_write
+from ._prefetch import LINE, prefetch_read, prefetch_write, row_share
 from ._rows_first import MAX_OUT_W as ROWS_FIRST_MAX_W
 from ._rows_first import rows_first_plane
 from ._separable import _finish_plane, _later_wins
@@ -131,8 +131,7 @@ def _fold_rows(val, vali, at, at_step, gap, k, dst, dsti, d0, di0, d_step, count
         nan_takes, hold, nan_bottom = False, False, False
     plain = not (nan_takes or hold or nan_bottom)
     line = LINE // src.itemsize
-    src_row = (src_len // n_rows + line) // line * line if n_rows > 0 else 0
-    dst_row = (dst_len // n_rows + line) // line * line if n_rows > 0 else 0
+    src_row, dst_row = row_share(src_len, n_rows, line), row_share(dst_len, n_rows, line)
     for r in range(n_rows):
         for e in range(r * src_row, min((r + 1) * src_row, src_len), line):
             prefetch_read(src, np.uint64(src_next + e))
@@ -277,7 +276,8 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
     span = (in_d - 1) * xs_d + (in_h - 1) * xs_h + in_w * xs_w
     compact = min(xs_d, xs_h, xs_w) >= 0 and span <= rows * in_w + in_w
     # Values of 2-D planes: rows first where the plane allows (see _rows_first), else the w pass first.
-    rows_first = not want_idx and one_d and xs_w == 1 and dw == 1 and out_w <= ROWS_FIRST_MAX_W
+    # (w at unit stride and windows of three adjacent taps: all that _launch._folds_pay sends here.)
+    rows_first = not want_idx and one_d and out_w <= ROWS_FIRST_MAX_W
     none = np.int64(0)  # no lines (a literal 0 argument would compile _fold_rows once more)
     for plane_no in range(row_lo, row_hi):
         n = plane_no // n_chan
@@ -294,7 +294,7 @@ def pool_folds(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, row_hi, wo
         requested = compact and plane_no >= row_lo + 2  # (by the plane two before)
         out_len = 0 if last or stream else plane_out
         o_at = pb if stream else ob
-        done = rows_first and rows_first_plane(flat, plane, xs_h, in_h, in_w, win, dh, sw, out_h, out_w, never,
+        done = rows_first and rows_first_plane(flat, plane, xs_h, in_w, win, dh, sw, out_h, out_w, never,
                                                o_to, o_at, next_in, in_len, ob + plane_out, out_len)
         clean = done
         if not done:

@@ -28,6 +28,13 @@ def streamed(flat):  # type: ignore[no-untyped-def]
     return flat.size * flat.itemsize >= STREAMED_BYTES
 
 
+@njit(inline="always")
+def row_share(length, rows, line):  # type: ignore[no-untyped-def]
+    """Elements of a run of ``length`` that each of ``rows`` rows of a pass requests: whole lines, the
+    last row's share cut at the run's end (none without rows)."""
+    return (length // rows + line) // line * line if rows > 0 else 0
+
+
 def element_pointer(context, builder, arrty, arr, index):  # type: ignore[no-untyped-def]
     """Codegen: the address of arr[index] (an array of numba type arrty; no bounds check)."""
     return builder.gep(context.make_array(arrty)(context, builder, arr).data, [index])

@@ -20,9 +20,9 @@ import numpy as np
 from numba import njit
 
 from ._channel_blocks import _stack_slots
-from ._jit import kernel
+from ._jit import kernel, pure
 from ._keys import as_key, odd_bounds, odd_found, odd_start
-from ._prefetch import LINE, prefetch_read, prefetch_write
+from ._prefetch import LINE, prefetch_read, prefetch_write, row_share
 
 
 @njit(inline="always")
@@ -107,7 +107,7 @@ def _part(out_w):  # type: ignore[no-untyped-def]
 # knows aliases no array: with the buffer in scratch, each loop's overlap checks against its three
 # input rows, spilled, cost about as much as its vector iterations on the stem's rows).
 MAX_OUT_W = 512
-_row_slots = _stack_slots(2 * ((MAX_OUT_W + 1 + PAD) // PAD * PAD + PAD))
+_row_slots = _stack_slots(2 * pure(_part)(MAX_OUT_W))
 
 
 @njit(inline="always")
@@ -119,8 +119,8 @@ def _slot(b, sw, odd_at):  # type: ignore[no-untyped-def]
 
 
 @kernel  # once per element type, called by pool_folds
-def rows_first_plane(src, plane, xs_h, in_h, in_w, win, dh, sw, out_h, out_w, never, dst, d0, src_next, src_len,
-                     dst_next, dst_len):  # type: ignore[no-untyped-def]
+def rows_first_plane(src, plane, xs_h, in_w, win, dh, sw, out_h, out_w, never, dst, d0, src_next, src_len, dst_next,
+                     dst_len):  # type: ignore[no-untyped-def]
     """dst[d0 + oh*out_w + ow] = the greatest value of output (oh, ow)'s window in the plane at
     ``plane`` (rows xs_h apart, w at unit stride; h windows ``win[1]`` with dilation dh; w windows
     three adjacent taps at stride ``sw`` 1 or 2, the first at ``win[2, 0, 0]``; out_w <= MAX_OUT_W),
@@ -143,11 +143,11 @@ def rows_first_plane(src, plane, xs_h, in_h, in_w, win, dh, sw, out_h, out_w, ne
     padded = (pairs + PAD - 1) // PAD * PAD
     at_a, at_b = _slot(lo, sw, odd_at), _slot(lo + 1, sw, odd_at)  # a pair's first and second columns
     last_at = _slot(hi - 1, sw, odd_at)
+    at_1, at_2 = _slot(1, sw, odd_at), _slot(2, sw, odd_at)  # the w fold's taps: slots sw*t + 1, sw*t + 2
     for b in range(lo):  # the slots left of the row (those right of it: after each row's pairs)
         buf[np.uint64(_slot(b, sw, odd_at))] = never
     line = LINE // src.itemsize
-    src_row = (src_len // out_h + line) // line * line
-    dst_row = (dst_len // out_h + line) // line * line
+    src_row, dst_row = row_share(src_len, out_h, line), row_share(dst_len, out_h, line)
     # Rows above ``checked`` are in the bounds (windows move down); a plane's outputs are all written
     # before the bounds are looked at (the caller redoes a plane with NaN or -0).
     checked = 0
@@ -184,9 +184,7 @@ def rows_first_plane(src, plane, xs_h, in_h, in_w, win, dh, sw, out_h, out_w, ne
             j += 3
         for b in range(hi, n_slots):  # (rewritten: the padded pairs ran over them)
             buf[np.uint64(_slot(b, sw, odd_at))] = never
-        # The w fold: taps at slots sw*t, sw*t + 1, sw*t + 2.
-        at_1, at_2 = _slot(1, sw, odd_at), _slot(2, sw, odd_at)
-        for t in range(out_w):
+        for t in range(out_w):  # the w fold: taps at slots sw*t, sw*t + 1, sw*t + 2
             m = _bigger(buf[np.uint64(at_1 + t)], buf[np.uint64(t)])
             dst[np.uint64(o + t)] = _bigger(buf[np.uint64(at_2 + t)], m)
     return not odd_found(src, low, high, high_u)
