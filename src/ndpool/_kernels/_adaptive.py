@@ -28,7 +28,7 @@ from numba import njit
 from ._channel_blocks import LANES, _lanes_like
 from ._jit import kernel
 from ._keys import as_key, is_keyed
-from ._prefetch import LINE, prefetch_read, streamed
+from ._prefetch import LINE, prefetch_read, requests_pay
 from ._separable import _level_of
 
 # Bins of at most this many input rows fold whole rows (see above; 16 lost on 200x200 planes).
@@ -193,9 +193,10 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
     mv = _lanes_like(empty[0])
     mr = _lanes_like(np.int32(0))
     step = max(1, LINE // flat.itemsize)  # elements per cache line
-    # Next bin rows are requested only from memory (_prefetch.streamed): 2x32x32x64x64 -> 5x7x9, 34 MB,
-    # took 0.79-0.82x the time without requests, one and two threads; 224x224 alike either way.
-    from_memory = streamed(flat)
+    # Next bin rows are requested where _prefetch.requests_pay: on the Xeon only from memory
+    # (2x32x32x64x64 -> 5x7x9, 34 MB, took 0.79-0.82x the time without requests, one and two threads;
+    # 224x224 alike either way), on Zen 4 from 16 MB (that 34 MB case 0.63x / 0.69x with them).
+    ask_ahead = requests_pay(flat)
     for row in range(row_lo, row_hi):
         n, c, od, oh, plane, s_d, e_d, s_h, e_h = _bin_rows_at(row, n_chan, out_d, out_h, win, xoff, xst)
         base = n * off_n + c * off_c
@@ -207,7 +208,7 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
         # prefetchers did not follow (16x64x224x224 -> 7x7 NCX on one thread ran at 5.5 GB/s).
         _, _, _, _, p_next, s_d2, e_d2, s_h2, e_h2 = _bin_rows_at(min(row + 1, row_hi - 1), n_chan, out_d, out_h,
                                                                   win, xoff, xst)
-        ahead = row + 1 < row_hi and from_memory
+        ahead = row + 1 < row_hi and ask_ahead
         for w0 in range(0, in_w if blocks and not whole else 0, LANES):
             w0 = min(w0, in_w - LANES)  # the last block overlaps the one before
             if ahead:

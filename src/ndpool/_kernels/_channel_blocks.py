@@ -25,7 +25,7 @@ from numba.extending import intrinsic
 from ._jit import kernel
 from ._keys import as_key, bits_of_key, is_keyed, nan_free
 from ._loops import _index_params, _row_windows, _rules, _seed_at
-from ._prefetch import LINE, prefetch_read, streamed
+from ._prefetch import LINE, prefetch_read, requests_pay
 
 # Channels per block. 32 f32 lanes are four AVX2 vectors; 16 was slower (LLVM unrolls a loop of 16
 # into scalars before it vectorizes). 64 was 4-9% faster on 64 channels but would leave inputs of
@@ -61,10 +61,11 @@ _taps_like = _stack_slots(TABLE_TAPS)  # a window's tap offsets and relative ind
 # runs each way, alternated: two threads 1.02-1.59 -> 0.87-0.93 ms, one thread 1.73-1.97 -> 1.37-1.79.
 # (3-D k3s2, 27 taps, was slower requesting: see below.)
 PREFETCH_TAPS = 32
-# Only on inputs that stream from memory (_prefetch.streamed): on the 2-core Xeon (2026-12-06; kernel
-# alone, alternated, one / two threads, i64 indices) without requests AdaptiveMaxPool 8x64x100x100 ->
-# 13x17 (20 MB) took 0.71x / 0.78x the time, 2x32x32x64x64 -> 5x7x9 (34 MB) 0.88x / 0.94x, while
-# 16x64x224x224 -> 7x7 (205 MB, 32x32 bins) took 1.11x / 1.14x.
+# Only on inputs where _prefetch.requests_pay: on the 2-core Xeon those that stream from memory (2026-12-06;
+# kernel alone, alternated, one / two threads, i64 indices: without requests AdaptiveMaxPool
+# 8x64x100x100 -> 13x17 (20 MB) took 0.71x / 0.78x the time, 2x32x32x64x64 -> 5x7x9 (34 MB) 0.88x /
+# 0.94x, while 16x64x224x224 -> 7x7 (205 MB, 32x32 bins) took 1.11x / 1.14x); on Zen 4 from 16 MB
+# (there the requests paid on those two in L3, see _prefetch.REQUEST_BYTES).
 
 
 @njit(inline="always")
@@ -246,7 +247,11 @@ def pool_channel_blocks(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
     taps = _tap_table(p, xs_d, xs_h, xs_w, st_d, st_h, st_w, dd, dh, dw, toff, trel)
     k_d, k_h, k_w = (p[31], p[32], p[33]) if taps > 0 else (0, 0, 0)
     never = dd < 1  # (a False LLVM cannot see: see _lane_wins)
-    from_memory = streamed(flat)
+    # Requests only where the output rows' windows start at least half a window apart along h: windows
+    # that overlap more find most of their lines in cache already (k7 s2 on 32x56x56x64, 26 MB, took
+    # 1.14x the time requesting; AdaptiveMaxPool's bins overlap by a row at most).
+    rows_apart = out_h < 2 or 2 * (win[1, 0, 1] - win[1, 0, 0]) >= win[1, 2, 0] * dh
+    ask_ahead = requests_pay(flat) and rows_apart
     for row in range(row_lo, row_hi):
         n, s_d, f_d, e_d, s_h, f_h, e_h = _row_windows(row, out_d, out_h, win)
         base = n * off_n
@@ -257,7 +262,7 @@ def pool_channel_blocks(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
             # along w: its tap rows are far apart, and each starts a stream the hardware's
             # prefetchers pick up late.
             # (Dense pixels only: a row's lines between taps are requested too.)
-            if (from_memory and ow + 1 < out_w and dw == 1 and xs_w <= 2 * n_chan
+            if (ask_ahead and ow + 1 < out_w and dw == 1 and xs_w <= 2 * n_chan
                     and (e_d - f_d) * (e_h - f_h) * (e_w - f_w) >= PREFETCH_TAPS):
                 _prefetch_window(flat, x_n, (s_d, f_d, e_d, s_h, f_h, e_h, win[2, 0, ow + 1], win[2, 1, ow + 1],
                                              win[2, 2, ow + 1]), xs_d, xs_h, xs_w, dd, dh, dw, n_chan, step)
