@@ -32,12 +32,14 @@ def streamed(flat):  # type: ignore[no-untyped-def]
 # Inputs of at least this many bytes have the next large window's (or bin row's) lines requested while
 # one folds (_channel_blocks, _adaptive). On the 2-core Xeon that lost on inputs in L3 (figures at
 # _channel_blocks.PREFETCH_TAPS), so only inputs from memory asked there. On the AMD EPYC (Zen 4) the
-# requests paid in L3 as well (2026-12-07, kernel alone, alternated, one / two threads, i64 indices):
-# AdaptiveMaxPool 2x32x32x64x64 -> 5x7x9 (34 MB) NXC 0.69x / 0.68x the time, NCX 0.63x / 0.69x;
-# 8x64x100x100 -> 13x17 NXC (20 MB) 0.73-0.85x / 0.83-0.85x. There they ask from 16 MB on: on smaller
-# inputs (L2 and the near part of L3) they lost, AdaptiveMaxPool 4x64x40x40 -> 5x5 NXC (1.6 MB) 1.08x.
-# (A constant of the host CPU, like the machine code numba caches for it; compared at run time, so the
-# loops compile as they do with any threshold.)
+# requests paid in L3 as well (2026-12-07, kernel alone, alternated, one / two threads, i64 indices,
+# over the variants of this gate tried that day): AdaptiveMaxPool 2x32x32x64x64 -> 5x7x9 (34 MB) NXC
+# 0.61-0.81x / 0.62-0.84x the time, NCX 0.59-0.63x / 0.69-0.82x; 8x64x100x100 -> 13x17 NXC (20 MB)
+# 0.73-0.99x / 0.73-0.98x. There they ask from 16 MB on: on smaller inputs (L2 and the near part of L3)
+# they lost, AdaptiveMaxPool 4x64x40x40 -> 5x5 NXC (1.6 MB) 1.08x. (A constant of the host CPU, like
+# the machine code numba caches for it; compared at run time: folded in as a constant, the
+# channels-inner loop compiled otherwise, and the 1-D k5 workload, which never requests, took 1.6-1.7x
+# the time.)
 REQUEST_BYTES = 16 << 20 if llvm.get_host_cpu_name().startswith("znver") else STREAMED_BYTES
 
 
