@@ -193,9 +193,8 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
     mv = _lanes_like(empty[0])
     mr = _lanes_like(np.int32(0))
     step = max(1, LINE // flat.itemsize)  # elements per cache line
-    # Next bin rows are requested where _prefetch.requests_pay: on the Xeon only from memory
-    # (2x32x32x64x64 -> 5x7x9, 34 MB, took 0.79-0.82x the time without requests, one and two threads;
-    # 224x224 alike either way), on Zen 4 from 16 MB (that 34 MB case 0.59-0.63x / 0.69-0.82x with them).
+    # Next bin rows are requested where _prefetch.requests_pay (the figures of both machines there; on
+    # the Xeon 2x32x32x64x64 -> 5x7x9, 34 MB, in L3, took 0.79-0.82x the time without requests).
     ask_ahead = requests_pay(flat)
     for row in range(row_lo, row_hi):
         n, c, od, oh, plane, s_d, e_d, s_h, e_h = _bin_rows_at(row, n_chan, out_d, out_h, win, xoff, xst)

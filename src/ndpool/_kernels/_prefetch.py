@@ -24,9 +24,14 @@ STREAMED_BYTES = 64 << 20
 
 
 @njit(inline="always")
+def _bytes(flat):  # type: ignore[no-untyped-def]
+    return flat.size * flat.itemsize
+
+
+@njit(inline="always")
 def streamed(flat):  # type: ignore[no-untyped-def]
     """Whether the array ``flat`` is large enough to be read from memory rather than L3."""
-    return flat.size * flat.itemsize >= STREAMED_BYTES
+    return _bytes(flat) >= STREAMED_BYTES
 
 
 # Inputs of at least this many bytes have the next large window's (or bin row's) lines requested while
@@ -46,7 +51,7 @@ REQUEST_BYTES = 16 << 20 if llvm.get_host_cpu_name().startswith("znver") else ST
 @njit(inline="always")
 def requests_pay(flat):  # type: ignore[no-untyped-def]
     """Whether the lines of the next large window of ``flat`` are worth requesting ahead."""
-    return flat.size * flat.itemsize >= REQUEST_BYTES
+    return _bytes(flat) >= REQUEST_BYTES
 
 
 @njit(inline="always")
