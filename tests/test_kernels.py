@@ -851,9 +851,10 @@ def test_each_loop_matches_reference(loop: str, preset: str, data: str, monkeypa
             if loop == "pool_outer_first_ncx (sliced rows)":  # the first half of each wider row
                 x = np.concatenate((x, x), axis=-1)[..., : x.shape[-1]]
             call = dict(attrs, data_format=layout, semantics=preset, return_indices=True)
-            # pool_folds also as from memory (images 64 MB apart): its planes are finished in scratch
-            # and streamed out.
-            for index_type, far in itertools.product(indices, (False, True) if name == "pool_folds" else (False,)):
+            # pool_folds, pool_tiles and pool_channels_inner's windows of up to four taps also as from
+            # memory (images 64 MB apart): their outputs are made in scratch and streamed out.
+            streams = name in ("pool_folds", "pool_tiles") or "four taps" in loop
+            for index_type, far in itertools.product(indices, (False, True) if streams else (False,)):
                 want_indices = index_type is not None
                 call["return_indices"] = want_indices
                 call["index_element_type"] = index_type or "i64"
@@ -1482,3 +1483,4 @@ def test_requests_ahead_keep_adaptive_bins_exact(layout: str, monkeypatch: pytes
         assert np.array_equal(_bits(want_v), _bits(got_v)), (layout, semantics)
         assert np.array_equal(want_i, got_i), (layout, semantics)
     assert (_launch.pool_channel_blocks if layout == "NXC" else _launch.adaptive_width_inner) in chosen, chosen
+

@@ -41,6 +41,7 @@ from numba import njit
 from ._jit import kernel
 from ._keys import as_key, nan_free
 from ._prefetch import LINE, prefetch_read
+from ._stores import store_fence, stream_run, streams_out
 
 
 @njit(inline="always")
@@ -299,6 +300,10 @@ def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
     # How far the next output's taps lie along the input row (AdaptiveMaxPool: about).
     sw_step = (win[2, 0, 1] - win[2, 0, 0]) * xs_w if out_w > 1 else 0
     ahead = AHEAD_OUTPUTS * sw_step if out_w >= 4 * AHEAD_OUTPUTS else 0
+    # Values of windows of up to four taps, read from memory: each output's channels are folded in
+    # scratch and streamed out past the caches (no read of the output's lines before they are written;
+    # k2s2 NXC on 1x256x256x256, kernel alone, one / two threads: 0.84-0.95x / 0.80x the time).
+    stream = streams_out(flat) and not want_idx
     for row in range(row_lo, row_hi):
         n, s_d, f_d, e_d, s_h, f_h, e_h = _row_windows(row, out_d, out_h, win)
         base = n * off_n
@@ -330,6 +335,12 @@ def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
                     for t in range(nt):
                         for e in range(0, n_chan, line):
                             prefetch_read(flat, np.uint64(taps[t] + ahead + e))
+                if stream:
+                    _fold4(flat, taps[:4], taps[4:], scratch, 0, oi, n_chan, off_c, False, nan_takes, hold)
+                    if seed_lowest:
+                        _from_lowest(flat, taps, nt, scratch, 0, oi, n_chan, off_c, base, empty[0], False)
+                    stream_run(scratch, 0, o, ob, n_chan)
+                    continue
                 _fold4(flat, taps[:4], taps[4:], o, ob, oi, n_chan, off_c, want_idx, nan_takes, hold)
                 if seed_lowest:
                     _from_lowest(flat, taps, nt, o, ob, oi, n_chan, off_c, base, empty[0], want_idx)
@@ -364,6 +375,8 @@ def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
                         w = s_w + jw * dw
                         _gather(flat, at_dh + w * xs_w, n_chan, xs_c, scratch)
                         _update_at(scratch, 0, o, ob, oi, n_chan, f_dh + w * st_w, off_c, want_idx, nan_takes, hold)
+    if stream:
+        store_fence()  # (before the caller reads the output)
 
 
 @njit(inline="always")
