@@ -520,3 +520,24 @@ def test_kernel_ab_loads_a_kernel_module_as_it_is_and_reads_cases() -> None:
     assert call().shape == (1, 2, 3, 3) and call().dtype == np.float16
     with pytest.raises(SystemExit, match="expected max_pool"):
         kernel_ab.parse_case("print('x')")
+
+
+def test_floor_reads_every_input_element_and_writes_every_output_byte() -> None:
+    """benchmarks/floor.py (each workload's memory floor): its read pass reaches every element of each
+    thread's part (a NaN in the last one is seen), its write pass every output word, and a row of a
+    small workload gives both times."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import floor
+        import suite
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    x = np.zeros(1001, np.float32)
+    x[-1] = np.nan
+    assert floor._read(x, 0, x.size) != 0 and floor._read(x, 0, x.size - 1) == 0
+    out = np.zeros(7, np.uint64)
+    floor._split(floor._write, out)
+    assert np.array_equal(out, np.arange(7, dtype=np.uint64))
+    for w in suite.quick_workloads()[:2]:
+        row = floor.floor_row(w, 1)
+        assert row["read_ms"] > 0 and row["write_ms"] > 0, (w.name, row)
