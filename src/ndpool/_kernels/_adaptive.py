@@ -143,8 +143,29 @@ def _bin_rows_at(row, n_chan, out_d, out_h, win, xoff, xst):  # type: ignore[no-
     c = (row // (out_d * out_h)) % n_chan
     od = (row // out_h) % out_d
     oh = row % out_h
+    return _bin_rows_of(n, c, od, oh, win, xoff, xst)
+
+
+@njit(inline="always")
+def _bin_rows_of(n, c, od, oh, win, xoff, xst):  # type: ignore[no-untyped-def]
+    """_bin_rows_at of the output row (n, c, od, oh)."""
     return (n, c, od, oh, xoff + n * xst[0] + c * xst[1], win[0, 0, od], win[0, 2, od], win[1, 0, oh],
             win[1, 2, oh])
+
+
+@njit(inline="always")
+def _next_row(n, c, od, oh, n_chan, out_d, out_h):  # type: ignore[no-untyped-def]
+    """(n, c, od, oh) of the output row after (n, c, od, oh), counted on rather than divided out: four
+    64-bit divisions a row, and as many again for the next row's requests, were 6-7% of the kernel's
+    time on 8x64x100x100 -> 13x17 NCX (kernel_ab, one and two threads, 2026-12-07)."""
+    oh += 1
+    if oh == out_h:
+        oh, od = 0, od + 1
+        if od == out_d:
+            od, c = 0, c + 1
+            if c == n_chan:
+                c, n = 0, n + 1
+    return n, c, od, oh
 
 
 @njit(inline="always")
@@ -196,8 +217,11 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
     # Next bin rows are requested where _prefetch.requests_pay (the figures of both machines there; on
     # the Xeon 2x32x32x64x64 -> 5x7x9, 34 MB, in L3, took 0.79-0.82x the time without requests).
     ask_ahead = requests_pay(flat)
+    n, c, od, oh = _bin_rows_at(row_lo, n_chan, out_d, out_h, win, xoff, xst)[:4]
     for row in range(row_lo, row_hi):
-        n, c, od, oh, plane, s_d, e_d, s_h, e_h = _bin_rows_at(row, n_chan, out_d, out_h, win, xoff, xst)
+        if row > row_lo:
+            n, c, od, oh = _next_row(n, c, od, oh, n_chan, out_d, out_h)
+        _, _, _, _, plane, s_d, e_d, s_h, e_h = _bin_rows_of(n, c, od, oh, win, xoff, xst)
         base = n * off_n + c * off_c
         g0 = s_d * st_d + s_h * st_h
         whole = unit_rows and e_d * e_h <= WHOLE_MAX_ROWS
@@ -205,9 +229,11 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
         # While this bin row's blocks fold, the next one's lines are requested, a block's columns at
         # a time: the blocks read their rows column block by column block, which the hardware's
         # prefetchers did not follow (16x64x224x224 -> 7x7 NCX on one thread ran at 5.5 GB/s).
-        _, _, _, _, p_next, s_d2, e_d2, s_h2, e_h2 = _bin_rows_at(min(row + 1, row_hi - 1), n_chan, out_d, out_h,
-                                                                  win, xoff, xst)
-        ahead = row + 1 < row_hi and ask_ahead
+        ahead = row + 1 < row_hi and ask_ahead and blocks and not whole  # (only the blocks request)
+        p_next, s_d2, e_d2, s_h2, e_h2 = plane, s_d, e_d, s_h, e_h
+        if ahead:
+            n2, c2, od2, oh2 = _next_row(n, c, od, oh, n_chan, out_d, out_h)
+            _, _, _, _, p_next, s_d2, e_d2, s_h2, e_h2 = _bin_rows_of(n2, c2, od2, oh2, win, xoff, xst)
         for w0 in range(0, in_w if blocks and not whole else 0, LANES):
             w0 = min(w0, in_w - LANES)  # the last block overlaps the one before
             if ahead:
