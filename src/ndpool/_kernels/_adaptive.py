@@ -96,6 +96,72 @@ def _fold_bin_rows(flat, at, count, bin_rows, col, rel, nan_top, hold):  # type:
 
 
 @njit(inline="always")
+def _fold3_sticky(flat, a, b, c, count, col, rel, ra, rb, rc, first):  # type: ignore[no-untyped-def]
+    """The unit-stride rows flat[a:], flat[b:], flat[c:] (offsets ra, rb, rc within the bin) folded in
+    that order into col and rel by "greater wins", except that a NaN always wins and then stays (so a
+    column holds a NaN exactly when one of its rows does; then its offset means nothing). ``first``:
+    row a seeds them. A row given again changes nothing."""
+    for w in range(count):
+        va, vb, vc = flat[np.uint64(a + w)], flat[np.uint64(b + w)], flat[np.uint64(c + w)]
+        if first:
+            m, mr = va, ra
+        else:
+            m, mr = col[w], rel[w]
+            m, mr = _sticky(va, ra, m, mr)
+        m, mr = _sticky(vb, rb, m, mr)
+        col[w], rel[w] = _sticky(vc, rc, m, mr)
+
+
+@njit(inline="always")
+def _sticky(v, r, m, mr):  # type: ignore[no-untyped-def]
+    """(v, r) if v is greater than m or a NaN, else (m, mr): a NaN m is kept, since nothing is greater."""
+    kv = as_key(v)
+    return (v, r) if (kv > as_key(m)) | (kv != kv) else (m, mr)
+
+
+@njit(inline="always")
+def _row_after(jd, jh, nh):  # type: ignore[no-untyped-def]
+    """The bin row after (jd, jh) (relative d and h, nh rows of h a d)."""
+    return (jd, jh + 1) if jh + 1 < nh else (jd + 1, 0)
+
+
+@njit(inline="always")
+def _fold_bin_rows_sticky(flat, at, count, bin_rows, col, rel):  # type: ignore[no-untyped-def]
+    """The bin's rows (as in _fold_bin_rows) folded by _fold3_sticky, three rows a pass: the columns
+    loaded and stored once per three rows, and no NaN test per value (a loop that also reduced one
+    to a flag ran its last 36 of 100 columns scalar: LLVM's vector loop took 64 a pass)."""
+    xs_d, xs_h, s_d, e_d, s_h, e_h, st_d, st_h = bin_rows
+    nh = e_h - s_h
+    total = (e_d - s_d) * nh
+    jd, jh = 0, 0  # the next row, relative to the bin's first
+    for t in range(0, total, 3):
+        a, ra = jd * xs_d + jh * xs_h, np.int32(jd * st_d + jh * st_h)
+        b, rb, c, rc = a, ra, a, ra
+        if t + 1 < total:
+            jd, jh = _row_after(jd, jh, nh)
+            b, rb = jd * xs_d + jh * xs_h, np.int32(jd * st_d + jh * st_h)
+            c, rc = b, rb
+        if t + 2 < total:
+            jd, jh = _row_after(jd, jh, nh)
+            c, rc = jd * xs_d + jh * xs_h, np.int32(jd * st_d + jh * st_h)
+        jd, jh = _row_after(jd, jh, nh)
+        if t == 0:
+            _fold3_sticky(flat, at + a, at + b, at + c, count, col, rel, ra, rb, rc, True)
+        else:
+            _fold3_sticky(flat, at + a, at + b, at + c, count, col, rel, ra, rb, rc, False)
+
+
+@njit(inline="always")
+def _no_nan(col, count):  # type: ignore[no-untyped-def]
+    """Whether none of col[:count] is a NaN."""
+    plain = True
+    for w in range(count):
+        k = as_key(col[w])
+        plain &= k == k
+    return plain
+
+
+@njit(inline="always")
 def _fold_rows(flat, at, bin_rows, mk, mv, mr, keyed, nan_top, hold):  # type: ignore[no-untyped-def]
     """Fold the bin's rows into LANES adjacent columns from flat[at] on (the bin's first row), in
     row order, the maxima in registers; indices relative to the first row's. ``bin_rows``: input
@@ -120,10 +186,11 @@ def _fold_rows(flat, at, bin_rows, mk, mv, mr, keyed, nan_top, hold):  # type: i
 
 @njit(inline="always")
 def _plain_better(v, iv, m, mi):  # type: ignore[no-untyped-def]
-    """The greater of (v, iv) and (m, mi), by value and then by the smaller index (no NaN): a total
-    order, so folds of overlapping ranges in any order agree."""
+    """The greater of (v, iv) and (m, mi), by value and then by the smaller index: a total order
+    without NaNs, so folds of overlapping ranges in any order agree. A NaN wins and stays (the
+    caller's sign that its columns were not NaN-free after all)."""
     kv, km = as_key(v), as_key(m)
-    take = (kv > km) | ((kv == km) & (iv < mi))
+    take = (kv > km) | ((kv == km) & (iv < mi)) | (kv != kv)
     return (v if take else m), (iv if take else mi)
 
 
@@ -257,14 +324,27 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
         # column maxima and int32 row offsets (reads in memory order; the blocks above read a bin row
         # column block by column block, and write each block's lanes out one by one), the columns'
         # own offsets added after.
+        # Whole rows first by "greater wins" with NaNs sticky, three rows a pass, and their bins as if no
+        # column were NaN, with NaNs sticky too: without a NaN every rule gives that result; with one,
+        # some bin's result is NaN, and the row is made again, its rows folded by the rule a row a pass.
+        # (Testing the columns or the rows for NaN instead, in a loop of its own or in the fold's, cost
+        # more than it saved: LLVM's vector loop of a reduction took 64 of the 100 columns a pass and
+        # left the rest scalar.)
+        first_row = plane + s_d * xst[2] + s_h * xst[3]  # the bins' first row
+        o, oi = out[n, c, od, oh], idx[n, c, od, oh]
         if whole:
-            at = plane + s_d * xst[2] + s_h * xst[3]
+            _fold_bin_rows_sticky(flat, first_row, in_w, bin_rows, col, ci32)
+            for w in range(in_w):
+                ci32[w] += np.int32(w * st_w)
+            if not _bins_of_columns(col, ci32, work, in_w, top, win, out_w, o, oi, base + g0, flat, first_row, xst[4],
+                                    st_w, first_valid, nan_top, nan_last, nan_bottom, lookups, True):
+                continue
             if not nan_top:  # one loop per rule, its flags constant
-                _fold_bin_rows(flat, at, in_w, bin_rows, col, ci32, False, False)
+                _fold_bin_rows(flat, first_row, in_w, bin_rows, col, ci32, False, False)
             elif hold:
-                _fold_bin_rows(flat, at, in_w, bin_rows, col, ci32, True, True)
+                _fold_bin_rows(flat, first_row, in_w, bin_rows, col, ci32, True, True)
             else:
-                _fold_bin_rows(flat, at, in_w, bin_rows, col, ci32, True, False)
+                _fold_bin_rows(flat, first_row, in_w, bin_rows, col, ci32, True, False)
             for w in range(in_w):
                 ci32[w] += np.int32(w * st_w)
         for jd in range(0 if blocks or whole else e_d):
@@ -284,14 +364,13 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
                     for w in range(in_w):
                         scratch[w] = flat[at + w * xst[4]]
                     _fold_row(scratch, col, col_idx, fb, st_w, nan_top, hold, nan_bottom)
-        o, oi = out[n, c, od, oh], idx[n, c, od, oh]
-        at = plane + s_d * xst[2] + s_h * xst[3]  # the bins' first row
+        plain = _no_nan(col, in_w)
         if blocks or whole:  # (int32 indices in ci32)
-            _bins_of_columns(col, ci32, work, in_w, top, win, out_w, o, oi, base + g0, flat, at, xst[4], st_w,
-                             first_valid, nan_top, nan_last, nan_bottom, lookups)
+            _bins_of_columns(col, ci32, work, in_w, top, win, out_w, o, oi, base + g0, flat, first_row, xst[4], st_w,
+                             first_valid, nan_top, nan_last, nan_bottom, lookups, plain)
         else:
-            _bins_of_columns(col, col_idx, work, in_w, top, win, out_w, o, oi, base + g0, flat, at, xst[4], st_w,
-                             first_valid, nan_top, nan_last, nan_bottom, lookups)
+            _bins_of_columns(col, col_idx, work, in_w, top, win, out_w, o, oi, base + g0, flat, first_row, xst[4],
+                             st_w, first_valid, nan_top, nan_last, nan_bottom, lookups, plain)
 
 
 @njit(inline="always")
@@ -312,20 +391,18 @@ def _level_lookups(win, out_w, in_w, lookups):  # type: ignore[no-untyped-def]
 
 @njit(inline="always")
 def _bins_of_columns(col, ci, work, in_w, top, win, out_w, o, oi, g, flat, at, xs_w, st_w, first_valid, nan_top,
-                     nan_last, nan_bottom, lookups):  # type: ignore[no-untyped-def]
+                     nan_last, nan_bottom, lookups, plain):  # type: ignore[no-untyped-def]
     """Each bin of an output row from its columns' maxima col and their indices ci (relative to the
     bins' first tap, whose index is ``g``): ``ci`` is int32 where the rows were folded whole or in
     blocks (planes whose offsets fit it), twice the lanes a vector of the doubling levels
     (8x64x100x100 -> 13x17 NCX, kernel_ab one / two threads: 0.93x / 0.92x the time), else int64.
-    Level t of the doubling is at work[_level_at(t, in_w)] (values) and ci[t * in_w] (indices)."""
-    # Column maxima without a NaN (one vectorized pass tells) are ordered by value, then by index,
-    # a total order: each level of doubling is one vectorized pass over the row, and a bin is
-    # the greater of two values of the level that covers it (8x64x100x100 -> 13x17, one thread:
-    # the bins' sequential folds took 1.8 of the call's 4.2 ms).
-    plain = True
-    for w in range(in_w):
-        k = as_key(col[w])
-        plain &= k == k
+    Level t of the doubling is at work[_level_at(t, in_w)] (values) and ci[t * in_w] (indices).
+    ``plain``: no column is NaN, as far as the caller knows; returns whether a bin came out NaN then
+    (the outputs written are not the rules': the caller makes the row again)."""
+    # Column maxima without a NaN are ordered by value, then by index, a total order: each level of
+    # doubling is one vectorized pass over the row, and a bin is the greater of two values of the
+    # level that covers it (8x64x100x100 -> 13x17, one thread: the bins' sequential folds took 1.8
+    # of the call's 4.2 ms).
     if plain:
         for t in range(1, top + 1):
             half = 1 << (t - 1)
@@ -334,11 +411,14 @@ def _bins_of_columns(col, ci, work, in_w, top, win, out_w, o, oi, g, flat, at, x
                 m, mi = _plain_better(work[np.uint64(lo_v + w + half)], ci[np.uint64(lo_i + w + half)],
                                       work[np.uint64(lo_v + w)], ci[np.uint64(lo_i + w)])
                 work[np.uint64(at_v + w)], ci[np.uint64(at_i + w)] = m, mi
+    nan = False
     for ow in range(out_w):
         s_w, e_w = win[2, 0, ow], win[2, 2, ow]
         if plain:
             a, b, ai, bi = lookups[4 * ow], lookups[4 * ow + 1], lookups[4 * ow + 2], lookups[4 * ow + 3]
             m, mi = _plain_better(work[np.uint64(b)], ci[np.uint64(bi)], work[np.uint64(a)], ci[np.uint64(ai)])
+            km = as_key(m)
+            nan |= km != km
         else:
             m, mi = col[s_w], ci[s_w]
             # _better orders every pair whatever their arrival: two chains of columns (even and
@@ -357,6 +437,7 @@ def _bins_of_columns(col, ci, work, in_w, top, win, out_w, o, oi, g, flat, at, x
                 m, mi = first, s_w * st_w
         o[ow] = m
         oi[ow] = g + mi
+    return nan
 
 
 def adaptive_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
