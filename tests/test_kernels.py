@@ -970,9 +970,9 @@ def _outer_first_sweep(seed: int, data: Any, cases: int, monkeypatch: pytest.Mon
     band = [1]
     monkeypatch.setattr(_launch, "_outer_first_band", lambda geom: band[0])
     checked = {(k, ndim): 0 for k in (_launch.pool_outer_first, _launch.pool_outer_first_ncx) for ndim in (4, 5)}
-    case = -1
-    while (case := case + 1) < cases or (
-            case < 4 * cases and any(checked[k] < n for k, n in (need or {}).items())):
+    for case in range(4 * cases):
+        if case >= cases and all(checked[k] >= n for k, n in (need or {}).items()):
+            break
         x, attrs = _outer_first_case(rng, data)
         if far:
             x = _far_apart(x)

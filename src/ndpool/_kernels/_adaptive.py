@@ -152,6 +152,13 @@ def _fold_bin_rows_sticky(flat, at, count, bin_rows, col, rel):  # type: ignore[
 
 
 @njit(inline="always")
+def _add_column_offsets(rel, count, st_w):  # type: ignore[no-untyped-def]
+    """rel[w] (a row's offset within the bin) += column w's own offset, for w < count."""
+    for w in range(count):
+        rel[w] += np.int32(w * st_w)
+
+
+@njit(inline="always")
 def _no_nan(col, count):  # type: ignore[no-untyped-def]
     """Whether none of col[:count] is a NaN."""
     plain = True
@@ -203,21 +210,15 @@ def _level_at(t, in_w):  # type: ignore[no-untyped-def]
 
 
 @njit(inline="always")
-def _bin_rows_at(row, n_chan, out_d, out_h, win, xoff, xst):  # type: ignore[no-untyped-def]
-    """Output row ``row`` = (n, c, od, oh): n, c, od, oh, its plane's offset and its bins' rows
-    [s_d, s_d + e_d) x [s_h, s_h + e_h)."""
-    n = row // (n_chan * out_d * out_h)
-    c = (row // (out_d * out_h)) % n_chan
-    od = (row // out_h) % out_d
-    oh = row % out_h
-    return _bin_rows_of(n, c, od, oh, win, xoff, xst)
+def _row_of(row, n_chan, out_d, out_h):  # type: ignore[no-untyped-def]
+    """(n, c, od, oh) of output row ``row``."""
+    return row // (n_chan * out_d * out_h), (row // (out_d * out_h)) % n_chan, (row // out_h) % out_d, row % out_h
 
 
 @njit(inline="always")
 def _bin_rows_of(n, c, od, oh, win, xoff, xst):  # type: ignore[no-untyped-def]
-    """_bin_rows_at of the output row (n, c, od, oh)."""
-    return (n, c, od, oh, xoff + n * xst[0] + c * xst[1], win[0, 0, od], win[0, 2, od], win[1, 0, oh],
-            win[1, 2, oh])
+    """Output row (n, c, od, oh)'s plane offset and its bins' rows [s_d, s_d + e_d) x [s_h, s_h + e_h)."""
+    return xoff + n * xst[0] + c * xst[1], win[0, 0, od], win[0, 2, od], win[1, 0, oh], win[1, 2, oh]
 
 
 @njit(inline="always")
@@ -284,11 +285,11 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
     # Next bin rows are requested where _prefetch.requests_pay (the figures of both machines there; on
     # the Xeon 2x32x32x64x64 -> 5x7x9, 34 MB, in L3, took 0.79-0.82x the time without requests).
     ask_ahead = requests_pay(flat)
-    n, c, od, oh = _bin_rows_at(row_lo, n_chan, out_d, out_h, win, xoff, xst)[:4]
+    n, c, od, oh = _row_of(row_lo, n_chan, out_d, out_h)
     for row in range(row_lo, row_hi):
         if row > row_lo:
             n, c, od, oh = _next_row(n, c, od, oh, n_chan, out_d, out_h)
-        _, _, _, _, plane, s_d, e_d, s_h, e_h = _bin_rows_of(n, c, od, oh, win, xoff, xst)
+        plane, s_d, e_d, s_h, e_h = _bin_rows_of(n, c, od, oh, win, xoff, xst)
         base = n * off_n + c * off_c
         g0 = s_d * st_d + s_h * st_h
         whole = unit_rows and e_d * e_h <= WHOLE_MAX_ROWS
@@ -300,7 +301,7 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
         p_next, s_d2, e_d2, s_h2, e_h2 = plane, s_d, e_d, s_h, e_h
         if ahead:
             n2, c2, od2, oh2 = _next_row(n, c, od, oh, n_chan, out_d, out_h)
-            _, _, _, _, p_next, s_d2, e_d2, s_h2, e_h2 = _bin_rows_of(n2, c2, od2, oh2, win, xoff, xst)
+            p_next, s_d2, e_d2, s_h2, e_h2 = _bin_rows_of(n2, c2, od2, oh2, win, xoff, xst)
         for w0 in range(0, in_w if blocks and not whole else 0, LANES):
             w0 = min(w0, in_w - LANES)  # the last block overlaps the one before
             if ahead:
@@ -320,22 +321,19 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
             else:
                 for i in range(LANES):
                     col[w0 + i] = mk[i]
-        # Unit-stride rows of short bins: the bin's input rows folded whole, one after the other, into the
-        # column maxima and int32 row offsets (reads in memory order; the blocks above read a bin row
-        # column block by column block, and write each block's lanes out one by one), the columns'
-        # own offsets added after.
-        # Whole rows first by "greater wins" with NaNs sticky, three rows a pass, and their bins as if no
-        # column were NaN, with NaNs sticky too: without a NaN every rule gives that result; with one,
-        # some bin's result is NaN, and the row is made again, its rows folded by the rule a row a pass.
-        # (Testing the columns or the rows for NaN instead, in a loop of its own or in the fold's, cost
-        # more than it saved: LLVM's vector loop of a reduction took 64 of the 100 columns a pass and
-        # left the rest scalar.)
+        # Unit-stride rows of short bins: the bin's input rows folded whole (reads in memory order; the
+        # blocks above read a bin row column block by column block) into the column maxima and int32 row
+        # offsets, the columns' own offsets added after. First by "greater wins" with NaNs sticky, three
+        # rows a pass, and their bins as if no column were NaN, NaNs sticky there too: without a NaN
+        # every rule gives that result; with one, some bin comes out NaN, and the row is made again, its
+        # rows folded by the rule a row a pass. (Testing the columns or the rows for NaN instead, in a
+        # loop of its own or in the fold's, cost more than it saved: LLVM's vector loop of a reduction
+        # took 64 of the 100 columns a pass and left the rest scalar.)
         first_row = plane + s_d * xst[2] + s_h * xst[3]  # the bins' first row
         o, oi = out[n, c, od, oh], idx[n, c, od, oh]
         if whole:
             _fold_bin_rows_sticky(flat, first_row, in_w, bin_rows, col, ci32)
-            for w in range(in_w):
-                ci32[w] += np.int32(w * st_w)
+            _add_column_offsets(ci32, in_w, st_w)
             if not _bins_of_columns(col, ci32, work, in_w, top, win, out_w, o, oi, base + g0, flat, first_row, xst[4],
                                     st_w, first_valid, nan_top, nan_last, nan_bottom, lookups, True):
                 continue
@@ -345,8 +343,7 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
                 _fold_bin_rows(flat, first_row, in_w, bin_rows, col, ci32, True, True)
             else:
                 _fold_bin_rows(flat, first_row, in_w, bin_rows, col, ci32, True, False)
-            for w in range(in_w):
-                ci32[w] += np.int32(w * st_w)
+            _add_column_offsets(ci32, in_w, st_w)
         for jd in range(0 if blocks or whole else e_d):
             d = s_d + jd
             for jh in range(e_h):
