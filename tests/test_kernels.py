@@ -1468,11 +1468,14 @@ def test_odd_bounds_find_every_nan_and_negative_zero() -> None:
 
 
 @pytest.mark.parametrize("layout", ["NXC", "NCX"])
-def test_requests_ahead_keep_adaptive_bins_exact(layout: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("size", [[3, 5], [5, 7]])
+def test_requests_ahead_keep_adaptive_bins_exact(layout: str, size: list[int],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """AdaptiveMaxPool with the next bin's (NXC) or bin row's (NCX) lines requested ahead: the input's
     images far apart (_far_apart: past _prefetch.REQUEST_BYTES on any host), bins of 14 rows and 13
-    columns; values and indices exact against the reference under every preset, with NaN, ties and
-    signed zeros. And the requests never ask on fewer inputs than those streamed from memory."""
+    columns (NCX: in column blocks) or 8 rows and 9-10 columns (NCX: rows folded whole); values and
+    indices exact against the reference under every preset, with NaN, ties and signed zeros. And the
+    requests never ask on fewer inputs than those streamed from memory."""
     from ndpool._kernels import _launch, _prefetch
 
     assert _prefetch.REQUEST_BYTES <= _prefetch.STREAMED_BYTES
@@ -1483,8 +1486,8 @@ def test_requests_ahead_keep_adaptive_bins_exact(layout: str, monkeypatch: pytes
     x = _far_apart(x)
     for semantics in ("spec", "openvino", "torch"):
         kw = dict(data_format=layout, semantics=semantics, index_element_type="i64")
-        want_v, want_i = _run("numpy", ndpool.adaptive_max_pool, x, [3, 5], **kw)
-        got_v, got_i = _run("numba", ndpool.adaptive_max_pool, x, [3, 5], **kw)
+        want_v, want_i = _run("numpy", ndpool.adaptive_max_pool, x, size, **kw)
+        got_v, got_i = _run("numba", ndpool.adaptive_max_pool, x, size, **kw)
         assert np.array_equal(_bits(want_v), _bits(got_v)), (layout, semantics)
         assert np.array_equal(want_i, got_i), (layout, semantics)
     assert (_launch.pool_channel_blocks if layout == "NXC" else _launch.adaptive_width_inner) in chosen, chosen
