@@ -439,16 +439,18 @@ def test_threads_follow_numba_thread_count(monkeypatch: pytest.MonkeyPatch) -> N
     from ndpool._kernels import _launch
 
     seen: list[int] = []
-    real_pool = _launch._pool
-    monkeypatch.setattr(_launch, "_pool", lambda n: seen.append(n) or real_pool(n))
+    real_split = _launch.split
+    monkeypatch.setattr(_launch, "split", lambda job, count, threads: seen.append(threads) or real_split(job, count,
+                                                                                                       threads))
     x = np.random.default_rng(0).standard_normal((2, 8, 128, 128)).astype(np.float32)
     old = numba.get_num_threads()
     try:
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        ndpool.max_pool(x, kernel=3, strides=1, data_format="NCX")
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(threads)
+            ndpool.max_pool(x, kernel=3, strides=1, data_format="NCX")
     finally:
         numba.set_num_threads(old)
-    assert set(seen) == ({2} if numba.config.NUMBA_NUM_THREADS >= 2 else set())
+    assert seen == [1, min(2, numba.config.NUMBA_NUM_THREADS)]
 
 
 def test_short_tile_rows_write_only_their_jobs_outputs(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -459,24 +461,16 @@ def test_short_tile_rows_write_only_their_jobs_outputs(monkeypatch: pytest.Monke
 
     from ndpool._kernels import _launch
 
-    class LastFirst:
-        """A pool whose jobs run when their results are first asked for, the last submitted first."""
-
-        def __init__(self) -> None:
-            self.pending: list[tuple[Any, tuple[Any, ...]]] = []
-
-        def submit(self, fn: Any, *args: Any) -> LastFirst:
-            self.pending.append((fn, args))
-            return self
-
-        def result(self) -> None:
-            while self.pending:
-                fn, args = self.pending.pop()
-                fn(*args)
-
     jobs: list[int] = []
-    pool = LastFirst()  # (the launcher asks for its pool once per job)
-    monkeypatch.setattr(_launch, "_pool", lambda n: jobs.append(n) or pool)
+
+    def last_first(job: Any, count: int, threads: int) -> None:
+        """The launcher's split, its jobs run one after the other, the last first."""
+        jobs.append(threads)
+        step = -(-count // threads)
+        for lo in reversed(range(0, count, step)):
+            job(lo, min(lo + step, count))
+
+    monkeypatch.setattr(_launch, "split", last_first)
     monkeypatch.setattr(_launch, "_MIN_PARALLEL_OUTPUTS", 0)
     monkeypatch.setattr(numba, "get_num_threads", lambda: 3)
     chosen = _chosen_kernels(monkeypatch)

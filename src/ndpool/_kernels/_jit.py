@@ -32,7 +32,7 @@ _CACHE_IMPL: Any = getattr(caching, "CacheImpl", None) or caching._CacheImpl
 # Files of the package that numba never compiles (the launcher's Python): editing them leaves every
 # kernel's machine code as it was, so they are not in the caches' stamp (a test checks that they
 # define no compiled function).
-PYTHON_ONLY = frozenset({"__init__.py", "_launch.py", "_outputs.py", "_precompile.py"})
+PYTHON_ONLY = frozenset({"__init__.py", "_launch.py", "_outputs.py", "_precompile.py", "_threads.py"})
 
 
 @functools.cache

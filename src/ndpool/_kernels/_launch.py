@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import functools
 import math
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -39,6 +37,7 @@ from ._planes import planes_fit, planes_scratch, pool_planes
 from ._separable import pool_separable, separable_scratch
 from ._separable_nxc import pool_separable_nxc, separable_nxc_scratch
 from ._sliding import _quarter_level, _sliding_layout, pool_sliding, sliding_scratch
+from ._threads import split
 from ._tiles import MIN_ROW as TILES_MIN_ROW
 from ._tiles import pool_tiles, tiles_scratch
 from ._width_inner import pool_width_inner, width_inner_scratch
@@ -327,17 +326,6 @@ def _compiled(kernel: Any, dtype: np.dtype[Any], index_dtype: np.dtype[Any] = np
     return kernel.overloads[sig].entry_point
 
 
-_pool_lock = threading.Lock()
-_pools: dict[int, ThreadPoolExecutor] = {}
-
-
-def _pool(threads: int) -> ThreadPoolExecutor:
-    with _pool_lock:
-        if threads not in _pools:
-            _pools[threads] = ThreadPoolExecutor(threads, thread_name_prefix="ndpool")
-        return _pools[threads]
-
-
 def _launch(entry: Any, args: tuple[Any, ...], rows: int, outputs: int, scratch: tuple[int, int],
             dtype: np.dtype[Any]) -> None:
     """Run ``entry`` over output rows, split evenly over numba's thread count (NUMBA_NUM_THREADS),
@@ -351,14 +339,7 @@ def _launch(entry: Any, args: tuple[Any, ...], rows: int, outputs: int, scratch:
 def _split(job: Any, count: int, outputs: int) -> None:
     """``job(lo, hi)`` over [0, count) in even parts, one per thread (numba's thread count), or at once
     on the calling thread when ``outputs`` are too few to pay for the hand-off."""
-    threads = min(numba.get_num_threads(), count)
-    if threads <= 1 or outputs < _MIN_PARALLEL_OUTPUTS:
-        job(0, count)
-        return
-    step = math.ceil(count / threads)
-    jobs = [_pool(threads).submit(job, lo, min(lo + step, count)) for lo in range(0, count, step)]
-    for j in jobs:
-        j.result()
+    split(job, count, numba.get_num_threads() if outputs >= _MIN_PARALLEL_OUTPUTS else 1)
 
 
 def _separable_pays(x: np.ndarray, geom: PoolGeometry, bounds: Bounds) -> bool:
