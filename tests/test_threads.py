@@ -4,8 +4,10 @@ part or hang."""
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import threading
+import weakref
 from typing import Any
 
 import numpy as np
@@ -125,3 +127,28 @@ def test_a_forked_child_splits_with_its_own_crew() -> None:
         child.kill()
         pytest.fail("the forked child hung")
     assert queue.get(timeout=5) == [1] * 16
+
+
+def test_the_crew_keeps_no_reference_to_a_job_or_its_error() -> None:
+    """A call's job (whose closure holds its outputs) and a part's error are let go once split returns:
+    kept, they held the last call's outputs, whose memory the next call could then not reuse (the
+    stem's warm call grew the RSS by its 24.5 MB of outputs)."""
+    job = _Parts(32)
+    seen = weakref.ref(job)
+    _threads.split(job, 32, 2)
+    del job
+    gc.collect()
+    assert seen() is None
+
+    class Failing:
+        def __call__(self, lo: int, hi: int) -> None:
+            if lo > 0:
+                raise ValueError("part")
+
+    failing = Failing()
+    gone = weakref.ref(failing)
+    with pytest.raises(ValueError):
+        _threads.split(failing, 32, 2)
+    del failing
+    gc.collect()
+    assert gone() is None

@@ -100,7 +100,11 @@ class _Crew:
         finally:
             for k in range(len(parts) - 1):
                 _handoff.poll(self.flags, _handoff.done_slot(k), self.number, -1)
-        for error in self.errors:
+            # (the job holds the call's outputs, and an error its frames: the crew keeps neither, so that
+            # an output's memory is free for the next call once the caller lets go of it; see _outputs)
+            errors, self.errors = self.errors, []
+            self.job, self.parts = None, []
+        for error in errors:
             if error is not None:
                 raise error
 
@@ -120,6 +124,7 @@ class _Crew:
                 job(lo, hi)
             except BaseException as error:  # (raised on the caller's thread)
                 self.errors[k] = error
+            job = None  # (see run)
             waiting = not _handoff.post_then_poll(self.flags, _handoff.done_slot(k), number, _handoff.JOB,
                                                   number + 1, IDLE_POLLS)
             number += 1
