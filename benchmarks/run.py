@@ -31,12 +31,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
     p.add_argument("--rss", action="store_true", help="only measure ndpool's peak RSS growth on the stem workload")
     p.add_argument("--no-rss", action="store_true", help="skip the peak RSS measurement")
+    p.add_argument("--keep-freed-memory", action="store_true",
+                   help="glibc keeps freed memory for later allocations, so no engine's new output faults its "
+                        "pages in (ndpool keeps its outputs' memory itself); see suite.keep_freed_memory")
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    env = suite.environment()
+    if args.keep_freed_memory and not suite.keep_freed_memory():
+        log("--keep-freed-memory: glibc's mallopt is not available here")
+        return 2
+    env = suite.environment() | {"keep_freed_memory": args.keep_freed_memory}
     print(suite.format_environment(env))
     rows = []
     if not args.rss:

@@ -554,3 +554,18 @@ def test_handoff_measures_each_way_with_the_whole_job_done() -> None:
         sys.path.remove(str(REPO / "benchmarks"))
     figures = handoff.measure(20)
     assert set(figures) == {"executor", "crew", "inline"} and min(figures.values()) > 0, figures
+
+
+def test_benchmark_can_keep_freed_memory_for_every_engine() -> None:
+    """benchmarks/run.py --keep-freed-memory: glibc (the CI's and these machines' libc) accepts both
+    mallopt settings, and a run with the flag says so in its environment line."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import run
+        import suite
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    assert suite.keep_freed_memory()
+    env = suite.environment() | {"keep_freed_memory": True}
+    assert "glibc keeps freed memory" in suite.format_environment(env)
+    assert run.parse_args(["--keep-freed-memory"]).keep_freed_memory
