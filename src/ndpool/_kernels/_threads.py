@@ -36,7 +36,8 @@ _crews: dict[tuple[int, int], _Crew] = {}
 
 
 def split(job: Callable[[int, int], None], count: int, threads: int) -> None:
-    """``job(lo, hi)`` over [0, count) in even parts, one per thread, the first on the calling thread."""
+    """``job(lo, hi)`` over [0, count) in even parts, one per thread: with the crew, the first on the
+    calling thread; when the crew is busy, all on the executor's threads."""
     threads = min(threads, count)
     if threads <= 1:
         job(0, count)
