@@ -31,13 +31,6 @@ def _job(a, lo, hi):  # type: ignore[no-untyped-def]
         a[i] += 1.0
 
 
-def _executor(a: np.ndarray, threads: int) -> None:
-    half = a.size // 2
-    futures = [_threads._pool(threads).submit(_job, a, lo, hi) for lo, hi in ((0, half), (half, a.size))]
-    for f in futures:
-        f.result()
-
-
 def per_call_us(fn: Callable[[], Any], calls: int) -> float:
     best = float("inf")
     for _ in range(5):
@@ -52,7 +45,8 @@ def measure(calls: int) -> dict[str, float]:
     """Microseconds a call of each way (see the module's docstring); each run's job checked whole."""
     a = np.zeros(16)
     threads = numba.get_num_threads()
-    runs = {"executor": lambda: _executor(a, threads),
+    parts = _threads.split_parts(a.size, threads)
+    runs = {"executor": lambda: _threads.on_pool(lambda lo, hi: _job(a, lo, hi), parts),
             "crew": lambda: _threads.split(lambda lo, hi: _job(a, lo, hi), a.size, threads),
             "inline": lambda: _job(a, 0, a.size)}
     figures = {}

@@ -543,7 +543,6 @@ def test_floor_reads_every_input_element_and_writes_every_output_byte() -> None:
         assert row["read_ms"] > 0 and row["write_ms"] > 0, (w.name, row)
 
 
-
 def test_handoff_measures_each_way_with_the_whole_job_done() -> None:
     """benchmarks/handoff.py (what handing parts of a call to other threads costs): each way's job
     reaches every element (measure() checks it, and raises otherwise) and every figure is a time."""

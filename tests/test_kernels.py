@@ -459,16 +459,15 @@ def test_short_tile_rows_write_only_their_jobs_outputs(monkeypatch: pytest.Monke
     after the other, so a job that wrote into the next job's outputs would leave its values there."""
     import numba
 
-    from ndpool._kernels import _launch
+    from ndpool._kernels import _launch, _threads
 
     jobs: list[int] = []
 
     def last_first(job: Any, count: int, threads: int) -> None:
         """The launcher's split, its jobs run one after the other, the last first."""
         jobs.append(threads)
-        step = -(-count // threads)
-        for lo in reversed(range(0, count, step)):
-            job(lo, min(lo + step, count))
+        for lo, hi in reversed(_threads.split_parts(count, threads)):
+            job(lo, hi)
 
     monkeypatch.setattr(_launch, "split", last_first)
     monkeypatch.setattr(_launch, "_MIN_PARALLEL_OUTPUTS", 0)

@@ -15,7 +15,7 @@ import os
 
 import numpy as np
 
-from . import _handoff
+from . import _threads
 from ._adaptive import adaptive_width_inner
 from ._channel_blocks import pool_channel_blocks
 from ._channel_runs import pool_channel_runs
@@ -65,7 +65,7 @@ def _cores() -> int:
 
 def compile_all() -> None:
     """Every compilation, on one worker process per core."""
-    _handoff.warm(np.zeros(_handoff.done_slot(1) + 1, np.int64))  # (the launcher's flags: seconds, here)
+    _threads.warm()  # (the launcher's flags: seconds, here)
     tasks = compilations()
     workers = min(_cores(), len(tasks))
     if workers < 2 or not CONCURRENT_SAVES:

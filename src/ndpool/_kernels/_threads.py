@@ -38,12 +38,10 @@ _crews: dict[tuple[int, int], _Crew] = {}
 def split(job: Callable[[int, int], None], count: int, threads: int) -> None:
     """``job(lo, hi)`` over [0, count) in even parts, one per thread: with the crew, the first on the
     calling thread; when the crew is busy, all on the executor's threads."""
-    threads = min(threads, count)
-    if threads <= 1:
+    parts = split_parts(count, threads)
+    if len(parts) <= 1:
         job(0, count)
         return
-    step = math.ceil(count / threads)
-    parts = [(lo, min(lo + step, count)) for lo in range(0, count, step)]
     crew = _crew(len(parts) - 1)
     if crew.lock.acquire(blocking=False):
         try:
@@ -51,9 +49,32 @@ def split(job: Callable[[int, int], None], count: int, threads: int) -> None:
         finally:
             crew.lock.release()
         return
+    on_pool(job, parts)
+
+
+def split_parts(count: int, threads: int) -> list[tuple[int, int]]:
+    """[0, count) in even parts (lo, hi), at most ``threads`` of them (none when count is 0)."""
+    if count <= 0:
+        return []
+    step = math.ceil(count / max(1, min(threads, count)))
+    return [(lo, min(lo + step, count)) for lo in range(0, count, step)]
+
+
+def on_pool(job: Callable[[int, int], None], parts: list[tuple[int, int]]) -> None:
+    """Every part on a ``ThreadPoolExecutor``'s threads (one per part), waited for."""
     futures = [_pool(len(parts)).submit(job, lo, hi) for lo, hi in parts]
     for f in futures:
         f.result()
+
+
+def warm() -> None:
+    """Compile (or load) the crew's compiled half (``_handoff``) before the first call needs it."""
+    _handoff.warm(_flags(1))
+
+
+def _flags(workers: int) -> np.ndarray:
+    """A crew's flags: the job number's slot, then each worker's "done" slot, a cache line apart."""
+    return np.zeros(_handoff.done_slot(workers) + 1, np.int64)
 
 
 def _pool(threads: int) -> ThreadPoolExecutor:
@@ -76,7 +97,7 @@ class _Crew:
 
     def __init__(self, workers: int) -> None:
         self.lock = threading.Lock()  # one call at a time
-        self.flags = np.zeros(_handoff.done_slot(workers) + 1, np.int64)
+        self.flags = _flags(workers)
         _handoff.warm(self.flags)
         self.number = 0  # the last job's
         self.parts: list[tuple[int, int]] = []
