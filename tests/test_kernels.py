@@ -738,6 +738,12 @@ LOOP_CASES = {
     # taps) on rows of 36 outputs: one pass a window, requesting the input 8 outputs on.
     "pool_channels_inner (four taps, long rows)": ((1, 40, 4, 70), dict(kernel=2, strides=2, pads_begin=(0, 1),
                                                                         pads_end=(1, 1))),
+    # ... and rows of 216 outputs, streamed (as from memory) in two chunks of _tap_row_passes (204 and 12);
+    # 3-D: two rows of taps (along d) a window, one in the last window (the pad past the input).
+    "pool_channels_inner (four taps, chunks)": ((1, 40, 4, 430), dict(kernel=2, strides=2, pads_begin=(0, 1),
+                                                                      pads_end=(1, 1))),
+    "pool_channels_inner (four taps, 3-D)": ((1, 40, 3, 2, 430), dict(kernel=(2, 1, 2), strides=(2, 1, 2),
+                                                                      pads_begin=(0, 0, 1), pads_end=(1, 0, 1))),
     # NXC with few channels: a tap per run of outputs; a pad past the kernel gives empty windows;
     # rows longer than a chunk (_channel_runs.CHUNK_ELEMENTS // 5 outputs).
     "pool_channel_runs": ((2, 5, 9, 900), dict(kernel=(3, 2), strides=(2, 1), pads_begin=(1, 0),

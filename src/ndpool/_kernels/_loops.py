@@ -280,6 +280,9 @@ def _take_value(src, a, i, m, nan_takes, hold):  # type: ignore[no-untyped-def]
 # too was 1.07x slower; on short rows (AdaptiveMaxPool 14x14 -> 7x7) the requests cost 1.11x and
 # are skipped.
 AHEAD_OUTPUTS = 8
+# Streamed values of windows of up to four taps: outputs folded a chunk of this many elements at a time
+# (32 KB of f32: in L1), a pass per row of taps.
+STREAM_CHUNK = 1 << 13
 
 
 @kernel
@@ -293,8 +296,11 @@ def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
     xs_n, xs_c, xs_d, xs_h, xs_w = xst[0], xst[1], xst[2], xst[3], xst[4]
     o = out.reshape(-1)
     oi = idx.reshape(-1)
-    scratch = work[:n_chan]
+    scratch = work
     unit_c = xs_c == 1
+    k_w_max = 0  # the most w taps a window of the row has
+    for ow in range(out_w):
+        k_w_max = max(k_w_max, win[2, 2, ow] - win[2, 1, ow])
     taps = iwork[:8]  # a small window's taps, then their indices
     line = LINE // flat.itemsize
     # How far the next output's taps lie along the input row (AdaptiveMaxPool: about).
@@ -302,12 +308,30 @@ def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
     ahead = AHEAD_OUTPUTS * sw_step if out_w >= 4 * AHEAD_OUTPUTS else 0
     # Values of windows of up to four taps, read from memory: each output's channels are folded in
     # scratch and streamed out past the caches (no read of the output's lines before they are written;
-    # k2s2 NXC on 1x256x256x256, kernel alone, one / two threads: 0.84-0.95x / 0.80x the time).
+    # k2s2 NXC on 1x256x256x256, kernel alone, one / two threads: 0.84-0.95x / 0.80x the time). Windows
+    # of two or more rows of taps fold a chunk of outputs a row of taps at a time (_tap_row_passes).
     stream = streams_out(flat) and not want_idx
+    chunk = max(1, STREAM_CHUNK // max(n_chan, 1))  # outputs a chunk of the tap-row passes below
+    if nan_free(flat):
+        nan_takes, hold = False, False
     for row in range(row_lo, row_hi):
         n, s_d, f_d, e_d, s_h, f_h, e_h = _row_windows(row, out_d, out_h, win)
         base = n * off_n
         x_n = xoff + n * xs_n
+        tap_rows = (e_d - f_d) * (e_h - f_h)
+        if stream and unit_c and not seed_lowest and 2 <= tap_rows and tap_rows * k_w_max <= 4:
+            # Streamed values of small windows: a chunk of outputs at a time, one pass per row of taps,
+            # each reading its input row in order (a pass per output read its rows side by side), and
+            # one streamed run a chunk instead of one an output. Kernel alone, alternated, one / two
+            # threads, input from memory (--evict) / as in a row: k2s2 on 1x256x256x256 0.90-0.97x /
+            # 0.89-0.97x, 32x112x112x64 (64 channels) 0.73x / 0.85x from memory, 0.68x / 0.71x in a
+            # row; a single row of taps (1x2 windows) was 1.00-1.05x, and keeps the pass per output.
+            for c0 in range(0, out_w, chunk):
+                c1 = min(c0 + chunk, out_w)
+                _tap_row_passes(flat, x_n, s_d, f_d, e_d, s_h, f_h, e_h, win, c0, c1, xs_d, xs_h, xs_w, dd, dh, dw,
+                                n_chan, scratch, empty[0], nan_takes, hold, ahead, line)
+                stream_run(scratch, 0, o, (row * out_w + c0) * n_chan, (c1 - c0) * n_chan)
+            continue
         for ow in range(out_w):
             s_w, f_w, e_w = win[2, 0, ow], win[2, 1, ow], win[2, 2, ow]
             ob = (row * out_w + ow) * n_chan
@@ -380,6 +404,41 @@ def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
 
 
 @njit(inline="always")
+def _tap_row_passes(flat, x_n, s_d, f_d, e_d, s_h, f_h, e_h, win, c0, c1, xs_d, xs_h, xs_w, dd, dh, dw, n_chan,  # type: ignore[no-untyped-def]
+                    buf, empty, nan_takes, hold, ahead, line):
+    """buf[(ow - c0)*n_chan + c] = the values of outputs c0 <= ow < c1 of a row (channels unit-stride),
+    their taps folded in row-major order as _fold4 does, a pass over the chunk per row of taps. An
+    output without a w tap gets ``empty``."""
+    first = True
+    for jd in range(f_d, e_d):
+        d = s_d + jd * dd
+        for jh in range(f_h, e_h):
+            at = x_n + d * xs_d + (s_h + jh * dh) * xs_h
+            for ow in range(c0, c1):
+                s_w, f_w, e_w = win[2, 0, ow], win[2, 1, ow], win[2, 2, ow]
+                b = (ow - c0) * n_chan
+                if f_w >= e_w:
+                    if first:
+                        for i in range(n_chan):
+                            buf[np.uint64(b + i)] = empty
+                    continue
+                a = at + (s_w + f_w * dw) * xs_w
+                if ahead != 0:
+                    for e in range(0, ((e_w - f_w - 1) * dw * xs_w) + n_chan, line):
+                        prefetch_read(flat, np.uint64(a + ahead + e))
+                j0 = f_w
+                if first:
+                    for i in range(n_chan):
+                        buf[np.uint64(b + i)] = flat[np.uint64(a + i)]
+                    j0 += 1
+                for jw in range(j0, e_w):
+                    a = at + (s_w + jw * dw) * xs_w
+                    for i in range(n_chan):
+                        buf[np.uint64(b + i)] = _take_value(flat, a, i, buf[np.uint64(b + i)], nan_takes, hold)
+            first = False
+
+
+@njit(inline="always")
 def _tap_runs(win, out_w, tap_lo, tap_hi):  # type: ignore[no-untyped-def]
     """Per w tap jw, the outputs [tap_lo[jw], tap_hi[jw]) it is in range for (a contiguous run);
     returns the run (lo, hi) every tap is in range for, and whether some output has no w tap."""
@@ -417,6 +476,6 @@ def _split_row(flat, at, xs_w, in_w, sw, plen, buf, slot):  # type: ignore[no-un
 
 
 def channels_inner_scratch(p: np.ndarray, in5: tuple[int, ...], out5: tuple[int, ...]) -> tuple[int, int]:
-    """(elements, int64s) of scratch ``pool_channels_inner`` takes per thread: one gathered row,
-    and a small window's taps with their indices."""
-    return out5[4], 8
+    """(elements, int64s) of scratch ``pool_channels_inner`` takes per thread: one gathered row or a
+    chunk of streamed outputs, and a small window's taps with their indices."""
+    return max(out5[4], STREAM_CHUNK), 8
