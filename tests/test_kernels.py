@@ -1491,3 +1491,26 @@ def test_requests_ahead_keep_adaptive_bins_exact(layout: str, size: list[int],
         assert np.array_equal(want_i, got_i), (layout, semantics)
     assert (_launch.pool_channel_blocks if layout == "NXC" else _launch.adaptive_width_inner) in chosen, chosen
 
+
+
+@pytest.mark.parametrize("window", [dict(kernel=3, strides=2, pads_begin=1, pads_end=1),
+                                    dict(kernel=(3, 2), strides=(3, 2), pads_begin=(0, 1), pads_end=(2, 0))])
+def test_requests_of_next_rows_keep_channel_blocks_exact(window: dict[str, Any],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """pool_channel_blocks on 2-D NXC data with indices, its images far apart (_far_apart: requests pay
+    on any host), so that each output requests the next output row's window rows: the stem's 3x3 s2
+    windows and 3x2 s3x2 ones with pads, border windows included; values and i64 and i32 indices exact
+    against the reference under every preset, with NaN, ties and signed zeros, split over threads
+    (the next row of a thread's last row is another thread's)."""
+    from ndpool._kernels import _launch
+
+    chosen = _chosen_kernels(monkeypatch)
+    x = _data(np.random.default_rng(41), (2, 40, 13, 17), np.float32)
+    x = _far_apart(np.ascontiguousarray(x.transpose(0, 2, 3, 1)))
+    for semantics, index in itertools.product(PRESETS, ("i64", "i32")):
+        kw = dict(window, data_format="NXC", semantics=semantics, return_indices=True, index_element_type=index)
+        want = _run("numpy", ndpool.max_pool, x, **kw)
+        got = _run("numba", ndpool.max_pool, x, **kw)
+        for e, g in zip(_outputs(want), _outputs(got), strict=True):
+            assert e.dtype == g.dtype and np.array_equal(_bits(e), _bits(g)), (window, semantics, index)
+    assert chosen and all(k is _launch.pool_channel_blocks for k in chosen), chosen

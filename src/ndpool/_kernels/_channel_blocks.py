@@ -252,11 +252,25 @@ def pool_channel_blocks(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
     # 1.14x the time requesting; AdaptiveMaxPool's bins overlap by a row at most).
     rows_apart = out_h < 2 or 2 * (win[1, 0, 1] - win[1, 0, 0]) >= win[1, 2, 0] * dh
     ask_ahead = requests_pay(flat) and rows_apart
+    # Small 2-D MaxPool windows request the next output row's window rows, output by output: the
+    # hardware's prefetchers alone kept one core at about 13 GB/s on the NXC stem with indices.
+    # Kernel alone, alternated, one / two threads, from memory (--evict) / in a row (2026-12-07): the
+    # stem with i64 indices 0.78-0.82x / 0.77-0.84x, i32 0.74x / 0.75x; 3x3 s3 on 16x56x56x128 0.46-0.72x /
+    # 0.49-0.78x; 5x5 s2 (25 taps) 0.89-1.04x / 0.98-1.02x. The 3-D k3s2p1 workload (nine rows a window)
+    # took 1.09-1.16x, the stem in f16 1.04-1.08x: both left without.
+    ask_rows = ask_ahead and 0 < taps < PREFETCH_TAPS and k_d == 1 and flat.itemsize >= 4
     for row in range(row_lo, row_hi):
         n, s_d, f_d, e_d, s_h, f_h, e_h = _row_windows(row, out_d, out_h, win)
         base = n * off_n
         x_n = xoff + n * xs_n
+        # (dense pixels only, as below: a row's lines between taps are requested too)
+        next_rows = ask_rows and row + 1 < row_hi and dw == 1 and xs_w <= 2 * n_chan
+        n2, s_d2, f_d2, e_d2, s_h2, f_h2, e_h2 = _row_windows(row + 1 if next_rows else row, out_d, out_h, win)
+        x_n2 = xoff + n2 * xs_n
         for ow in range(out_w):
+            if next_rows:  # this output's columns of the next output row's window
+                _prefetch_window(flat, x_n2, (s_d2, f_d2, e_d2, s_h2, f_h2, e_h2, win[2, 0, ow], win[2, 1, ow],
+                                              win[2, 2, ow]), xs_d, xs_h, xs_w, dd, dh, dw, n_chan, step)
             s_w, f_w, e_w = win[2, 0, ow], win[2, 1, ow], win[2, 2, ow]
             # Large windows (AdaptiveMaxPool's 32x32 bins) first request the next window's lines
             # along w: its tap rows are far apart, and each starts a stream the hardware's
