@@ -258,14 +258,17 @@ def pool_channel_blocks(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
     # stem with i64 indices 0.78-0.82x / 0.77-0.84x, i32 0.74x / 0.75x; 3x3 s3 on 16x56x56x128 0.46-0.72x /
     # 0.49-0.78x; 5x5 s2 (25 taps) 0.89-1.04x / 0.98-1.02x. The 3-D k3s2p1 workload (nine rows a window)
     # took 1.09-1.16x, the stem in f16 1.04-1.08x: both left without.
-    ask_rows = ask_ahead and 0 < taps < PREFETCH_TAPS and k_d == 1 and flat.itemsize >= 4
+    # (Dense pixels only, for both kinds of requests: a row's lines between taps are requested too.)
+    dense = dw == 1 and xs_w <= 2 * n_chan
+    ask_rows = ask_ahead and dense and 0 < taps < PREFETCH_TAPS and k_d == 1 and flat.itemsize >= 4
     for row in range(row_lo, row_hi):
         n, s_d, f_d, e_d, s_h, f_h, e_h = _row_windows(row, out_d, out_h, win)
         base = n * off_n
         x_n = xoff + n * xs_n
-        # (dense pixels only, as below: a row's lines between taps are requested too)
-        next_rows = ask_rows and row + 1 < row_hi and dw == 1 and xs_w <= 2 * n_chan
-        n2, s_d2, f_d2, e_d2, s_h2, f_h2, e_h2 = _row_windows(row + 1 if next_rows else row, out_d, out_h, win)
+        next_rows = ask_rows and row + 1 < row_hi
+        n2, s_d2, f_d2, e_d2, s_h2, f_h2, e_h2 = n, s_d, f_d, e_d, s_h, f_h, e_h
+        if next_rows:
+            n2, s_d2, f_d2, e_d2, s_h2, f_h2, e_h2 = _row_windows(row + 1, out_d, out_h, win)
         x_n2 = xoff + n2 * xs_n
         for ow in range(out_w):
             if next_rows:  # this output's columns of the next output row's window
@@ -275,8 +278,7 @@ def pool_channel_blocks(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
             # Large windows (AdaptiveMaxPool's 32x32 bins) first request the next window's lines
             # along w: its tap rows are far apart, and each starts a stream the hardware's
             # prefetchers pick up late.
-            # (Dense pixels only: a row's lines between taps are requested too.)
-            if (ask_ahead and ow + 1 < out_w and dw == 1 and xs_w <= 2 * n_chan
+            if (ask_ahead and ow + 1 < out_w and dense
                     and (e_d - f_d) * (e_h - f_h) * (e_w - f_w) >= PREFETCH_TAPS):
                 _prefetch_window(flat, x_n, (s_d, f_d, e_d, s_h, f_h, e_h, win[2, 0, ow + 1], win[2, 1, ow + 1],
                                              win[2, 2, ow + 1]), xs_d, xs_h, xs_w, dd, dh, dw, n_chan, step)

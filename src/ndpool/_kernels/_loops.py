@@ -298,9 +298,6 @@ def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
     oi = idx.reshape(-1)
     scratch = work
     unit_c = xs_c == 1
-    k_w_max = 0  # the most w taps a window of the row has
-    for ow in range(out_w):
-        k_w_max = max(k_w_max, win[2, 2, ow] - win[2, 1, ow])
     taps = iwork[:8]  # a small window's taps, then their indices
     line = LINE // flat.itemsize
     # How far the next output's taps lie along the input row (AdaptiveMaxPool: about).
@@ -312,8 +309,9 @@ def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
     # of two or more rows of taps fold a chunk of outputs a row of taps at a time (_tap_row_passes).
     stream = streams_out(flat) and not want_idx
     chunk = max(1, STREAM_CHUNK // max(n_chan, 1))  # outputs a chunk of the tap-row passes below
-    if nan_free(flat):
-        nan_takes, hold = False, False
+    k_w_max = 0  # the most w taps of any window (the same on every row)
+    for ow in range(out_w if stream else 0):
+        k_w_max = max(k_w_max, win[2, 2, ow] - win[2, 1, ow])
     for row in range(row_lo, row_hi):
         n, s_d, f_d, e_d, s_h, f_h, e_h = _row_windows(row, out_d, out_h, win)
         base = n * off_n
@@ -329,7 +327,7 @@ def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
             for c0 in range(0, out_w, chunk):
                 c1 = min(c0 + chunk, out_w)
                 _tap_row_passes(flat, x_n, s_d, f_d, e_d, s_h, f_h, e_h, win, c0, c1, xs_d, xs_h, xs_w, dd, dh, dw,
-                                n_chan, scratch, empty[0], nan_takes, hold, ahead, line)
+                                n_chan, scratch, oi, empty, nan_takes, hold, ahead, line)
                 stream_run(scratch, 0, o, (row * out_w + c0) * n_chan, (c1 - c0) * n_chan)
             continue
         for ow in range(out_w):
@@ -405,10 +403,13 @@ def pool_channels_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, r
 
 @njit(inline="always")
 def _tap_row_passes(flat, x_n, s_d, f_d, e_d, s_h, f_h, e_h, win, c0, c1, xs_d, xs_h, xs_w, dd, dh, dw, n_chan,  # type: ignore[no-untyped-def]
-                    buf, empty, nan_takes, hold, ahead, line):
+                    buf, no_idx, empty, nan_takes, hold, ahead, line):
     """buf[(ow - c0)*n_chan + c] = the values of outputs c0 <= ow < c1 of a row (channels unit-stride),
     their taps folded in row-major order as _fold4 does, a pass over the chunk per row of taps. An
-    output without a w tap gets ``empty``."""
+    output without a w tap gets ``empty[0]``. (``no_idx``: an index array the values-only helpers
+    never write.)"""
+    if nan_free(flat):  # (as the other loops' helpers: integers have one rule)
+        nan_takes, hold = False, False
     first = True
     for jd in range(f_d, e_d):
         d = s_d + jd * dd
@@ -419,8 +420,7 @@ def _tap_row_passes(flat, x_n, s_d, f_d, e_d, s_h, f_h, e_h, win, c0, c1, xs_d, 
                 b = (ow - c0) * n_chan
                 if f_w >= e_w:
                     if first:
-                        for i in range(n_chan):
-                            buf[np.uint64(b + i)] = empty
+                        _seed_at(empty, -1, buf, b, no_idx, n_chan, 0, 0, False)
                     continue
                 a = at + (s_w + f_w * dw) * xs_w
                 if ahead != 0:
@@ -428,8 +428,7 @@ def _tap_row_passes(flat, x_n, s_d, f_d, e_d, s_h, f_h, e_h, win, c0, c1, xs_d, 
                         prefetch_read(flat, np.uint64(a + ahead + e))
                 j0 = f_w
                 if first:
-                    for i in range(n_chan):
-                        buf[np.uint64(b + i)] = flat[np.uint64(a + i)]
+                    _seed_at(flat, a, buf, b, no_idx, n_chan, 0, 0, False)
                     j0 += 1
                 for jw in range(j0, e_w):
                     a = at + (s_w + jw * dw) * xs_w
