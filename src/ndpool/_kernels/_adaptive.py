@@ -96,11 +96,12 @@ def _fold_bin_rows(flat, at, count, bin_rows, col, rel, nan_top, hold):  # type:
 
 
 @njit(inline="always")
-def _fold3_sticky(flat, a, b, c, count, col, rel, ra, rb, rc, first):  # type: ignore[no-untyped-def]
+def _fold3_sticky(flat, a, b, c, count, col, rel, ra, rb, rc, first, last, st_w):  # type: ignore[no-untyped-def]
     """The unit-stride rows flat[a:], flat[b:], flat[c:] (offsets ra, rb, rc within the bin) folded in
     that order into col and rel by "greater wins", except that a NaN always wins and then stays (so a
     column holds a NaN exactly when one of its rows does; then its offset means nothing). ``first``:
-    row a seeds them. A row given again changes nothing."""
+    row a seeds them. ``last``: each column's own offset (w * st_w) is added to its row's as it is
+    stored (a pass of its own over the row cost more). A row given again changes nothing."""
     for w in range(count):
         va, vb, vc = flat[np.uint64(a + w)], flat[np.uint64(b + w)], flat[np.uint64(c + w)]
         if first:
@@ -109,7 +110,9 @@ def _fold3_sticky(flat, a, b, c, count, col, rel, ra, rb, rc, first):  # type: i
             m, mr = col[w], rel[w]
             m, mr = _sticky(va, ra, m, mr)
         m, mr = _sticky(vb, rb, m, mr)
-        col[w], rel[w] = _sticky(vc, rc, m, mr)
+        m, mr = _sticky(vc, rc, m, mr)
+        col[w] = m
+        rel[w] = mr + np.int32(w * st_w) if last else mr
 
 
 @njit(inline="always")
@@ -126,10 +129,11 @@ def _row_after(jd, jh, nh):  # type: ignore[no-untyped-def]
 
 
 @njit(inline="always")
-def _fold_bin_rows_sticky(flat, at, count, bin_rows, col, rel):  # type: ignore[no-untyped-def]
+def _fold_bin_rows_sticky(flat, at, count, bin_rows, col, rel, st_w):  # type: ignore[no-untyped-def]
     """The bin's rows (as in _fold_bin_rows) folded by _fold3_sticky, three rows a pass: the columns
     loaded and stored once per three rows, and no NaN test per value (a loop that also reduced one
-    to a flag ran its last 36 of 100 columns scalar: LLVM's vector loop took 64 a pass)."""
+    to a flag ran its last 36 of 100 columns scalar: LLVM's vector loop took 64 a pass). The offsets
+    in rel come out whole: the row's within the bin plus the column's, w * st_w."""
     xs_d, xs_h, s_d, e_d, s_h, e_h, st_d, st_h = bin_rows
     nh = e_h - s_h
     total = (e_d - s_d) * nh
@@ -145,10 +149,15 @@ def _fold_bin_rows_sticky(flat, at, count, bin_rows, col, rel):  # type: ignore[
             jd, jh = _row_after(jd, jh, nh)
             c, rc = jd * xs_d + jh * xs_h, np.int32(jd * st_d + jh * st_h)
         jd, jh = _row_after(jd, jh, nh)
-        if t == 0:
-            _fold3_sticky(flat, at + a, at + b, at + c, count, col, rel, ra, rb, rc, True)
+        # (each combination of the flags a loop of its own, without tests in it)
+        if t == 0 and t + 3 >= total:
+            _fold3_sticky(flat, at + a, at + b, at + c, count, col, rel, ra, rb, rc, True, True, st_w)
+        elif t == 0:
+            _fold3_sticky(flat, at + a, at + b, at + c, count, col, rel, ra, rb, rc, True, False, st_w)
+        elif t + 3 >= total:
+            _fold3_sticky(flat, at + a, at + b, at + c, count, col, rel, ra, rb, rc, False, True, st_w)
         else:
-            _fold3_sticky(flat, at + a, at + b, at + c, count, col, rel, ra, rb, rc, False)
+            _fold3_sticky(flat, at + a, at + b, at + c, count, col, rel, ra, rb, rc, False, False, st_w)
 
 
 @njit(inline="always")
@@ -286,6 +295,7 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
     # Next bin rows are requested where _prefetch.requests_pay (the figures of both machines there; on
     # the Xeon 2x32x32x64x64 -> 5x7x9, 34 MB, in L3, took 0.79-0.82x the time without requests).
     ask_ahead = requests_pay(flat)
+    asked = 0  # where the requests of runs of rows stopped (a flat offset)
     n, c, od, oh = _row_of(row_lo, n_chan, out_d, out_h)
     for row in range(row_lo, row_hi):
         if row > row_lo:
@@ -335,11 +345,18 @@ def adaptive_width_inner(flat, xoff, xst, out, idx, win, dil, p, empty, row_lo, 
         first_row = plane + s_d * xst[2] + s_h * xst[3]  # the bins' first row
         o, oi = out[n, c, od, oh], idx[n, c, od, oh]
         if whole:
-            if ahead:
+            if ahead and e_d2 == 1 and xst[3] == in_w:
+                # The next bin's rows are one run of memory, which overlaps this one's where bins
+                # share rows: requested a line at a time from where the requests stopped.
+                lo = p_next + s_d2 * xst[2] + s_h2 * xst[3]
+                asked = asked if lo <= asked <= lo + e_h2 * in_w else lo
+                for e in range(asked, lo + e_h2 * in_w, step):
+                    prefetch_read(flat, np.uint64(e))
+                    asked = e + step
+            elif ahead:
                 # (through the last column's line, wherever the row starts in its first)
                 _prefetch_columns(flat, p_next, s_d2, e_d2, s_h2, e_h2, xst[2], xst[3], 0, in_w + step - 1, step)
-            _fold_bin_rows_sticky(flat, first_row, in_w, bin_rows, col, ci32)
-            _add_column_offsets(ci32, in_w, st_w)
+            _fold_bin_rows_sticky(flat, first_row, in_w, bin_rows, col, ci32, st_w)
             if not _bins_of_columns(col, ci32, work, in_w, top, win, out_w, o, oi, base + g0, flat, first_row, xst[4],
                                     st_w, first_valid, nan_top, nan_last, nan_bottom, lookups, True):
                 continue
