@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -48,15 +49,21 @@ def _split(fn, array: np.ndarray) -> None:  # type: ignore[no-untyped-def]
         job.result()
 
 
-def floor_row(w: suite.Workload, repeat: int) -> dict[str, float]:
-    """Milliseconds to read w's input (in its layout) and to write its outputs' bytes, each on two threads."""
-    data = suite.make_input(w)
+def runners(w: suite.Workload, data: np.ndarray) -> dict[str, Callable[[], None]]:
+    """The floor's two timed parts for w, whose input (NCX order, as suite.make_input gives it) is ``data``:
+    "read" its input in its layout, "write" its outputs' bytes, each on two threads (run.py --floor times
+    them in the same rounds as the engines)."""
     out_bytes = suite.traffic_bytes(w, data) - data.nbytes
     x = np.ascontiguousarray(np.moveaxis(data, 1, -1) if w.layout == "NXC" else data).reshape(-1)
     # Read as f32 lanes whatever the type (f16/bf16 bits in pairs: still one pass over every byte).
     x = x.view(np.uint8)[: x.nbytes // 4 * 4].view(np.float32)
     out = np.zeros(max(1, out_bytes // 8), np.uint64)
-    times = suite.time_round_robin({"read": lambda: _split(_read, x), "write": lambda: _split(_write, out)}, repeat)
+    return {"read": lambda: _split(_read, x), "write": lambda: _split(_write, out)}
+
+
+def floor_row(w: suite.Workload, repeat: int) -> dict[str, float]:
+    """Milliseconds to read w's input (in its layout) and to write its outputs' bytes, each on two threads."""
+    times = suite.time_round_robin(runners(w, suite.make_input(w)), repeat)
     return {"read_ms": times["read"] * 1e3, "write_ms": times["write"] * 1e3}
 
 

@@ -292,8 +292,10 @@ def format_environment(env: dict[str, Any]) -> str:
 _slow_peer_seconds: dict[tuple[str, Workload], float] = {}
 
 
-def run_workload(w: Workload, repeat: int) -> dict[str, Any]:
-    """Time ndpool, every available peer and the copy roofline on one workload; one result row."""
+def run_workload(w: Workload, repeat: int, floor: bool = False) -> dict[str, Any]:
+    """Time ndpool, every available peer and the copy roofline on one workload; one result row. With
+    ``floor``, also the workload's memory floor (floor.py: its input read once, its outputs written once)
+    in the same rounds."""
     x = make_input(w)
     nbytes = traffic_bytes(w, x)
     fields = asdict(w)
@@ -347,6 +349,9 @@ def run_workload(w: Workload, repeat: int) -> dict[str, Any]:
                 runners[key] = cand.run
 
     runners.update(copy_runners(nbytes))
+    if floor:
+        import floor as floor_parts  # (imports this module: loaded here, not at the top)
+        runners.update({f"floor_{k}": f for k, f in floor_parts.runners(w, x).items()})
     best = time_round_robin({k: f for k, f in runners.items() if k not in slow}, repeat) | slow
     del runners
     return _summarize(row, best, nbytes)
@@ -362,6 +367,8 @@ def _summarize(row: dict[str, Any], best: dict[str, float], nbytes: int) -> dict
         entry["by_layout"][layout] = seconds * 1e3
         if entry["ms"] is None or seconds * 1e3 < entry["ms"]:
             entry["ms"], entry["layout"] = seconds * 1e3, layout
+    if "floor_read" in best:
+        row["floor_ms"] = (best["floor_read"] + best["floor_write"]) * 1e3
     copy_s = min(best["copy1"], best["copy2"])
     row["copy_gbps"] = nbytes / copy_s / 1e9
     row["copy_threads"] = 1 if best["copy1"] <= best["copy2"] else 2
@@ -377,10 +384,11 @@ def _summarize(row: dict[str, Any], best: dict[str, float], nbytes: int) -> dict
 
 def run_suite(repeat: int = DEFAULT_REPEAT, filter: str | None = None, *, quick: bool = False,
               progress: Callable[[str], None] | None = None,
-              on_row: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+              on_row: Callable[[dict[str, Any]], None] | None = None, floor: bool = False) -> list[dict[str, Any]]:
     """Run the selected workloads (all, or those whose name contains `filter`); one dict per workload.
 
     `progress` is called once as each workload starts ("[i/n] name shape"); `on_row` with each finished row.
+    `floor`: each row's memory floor too (run_workload).
     """
     _peers.set_ndpool_threads()
     workloads = select(quick_workloads() if quick else WORKLOADS, filter)
@@ -388,7 +396,7 @@ def run_suite(repeat: int = DEFAULT_REPEAT, filter: str | None = None, *, quick:
     for i, w in enumerate(workloads, 1):
         if progress:
             progress(f"[{i}/{len(workloads)}] {w.name} {'x'.join(map(str, w.shape))}")
-        rows.append(run_workload(w, repeat))
+        rows.append(run_workload(w, repeat, floor))
         if on_row:
             on_row(rows[-1])
     _base_cache.clear()
@@ -437,8 +445,9 @@ def _ms(value: float | None) -> str:
 def format_table(rows: list[dict[str, Any]]) -> str:
     """Plain-text table, one line per workload; peers show time and the layout they were fastest on."""
     peer_names = list(_peers.PEERS)
+    floors = any(r.get("floor_ms") is not None for r in rows)
     header = ["workload", "ndpool ms", "first call ms", *(f"{p} ms" for p in peer_names), "ndpool/best",
-              "ndpool GB/s", "roofline"]
+              "ndpool GB/s", "roofline", *(["floor ms"] if floors else [])]
     lines = []
     for r in rows:
         peers = []
@@ -453,6 +462,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
             "-" if r.get("ratio") is None else f"{r['ratio']:.2f}",
             "-" if r["ndpool_ms"] is None else f"{r['ndpool_gbps']:.1f}",
             "-" if r["ndpool_ms"] is None else f"{100 * r['roofline']:.0f}%",
+            *([_ms(r.get("floor_ms"))] if floors else []),
         ])
     widths = [max(len(str(c)) for c in col) for col in zip(header, *lines, strict=True)]
     def fmt(cells: list[str]) -> str:

@@ -430,6 +430,55 @@ def test_bench_times_calls_in_bursts() -> None:
     assert set(best) == {"a", "s"} and 0 <= best["a"] < suite.BURST_MIN_S / 2 <= best["s"] < 1
 
 
+def _bench_row(name: str, ratio: float, *, dtype: str = "f32", indices: str | None = None, ndpool_ms: float = 1.0,
+               peer_ms: float = 2.0, floor_ms: float | None = None, roofline: float = 0.9) -> dict[str, Any]:
+    layout = name.split()[-1] if not indices else name.split()[-2]
+    return {"workload": name, "op": "max_pool", "shape": [1, 2, 3, 4], "dtype": dtype, "layout": layout,
+            "kernel": [3, 3], "indices": indices, "ndpool_ms": ndpool_ms, "ratio": ratio, "roofline": roofline,
+            "fastest_peer": "torch", "peers": {"torch": {"ms": peer_ms, "layout": "NXC"}}, "floor_ms": floor_ms}
+
+
+def test_bench_targets() -> None:
+    cli._load_suite(REPO / "benchmarks")  # (its directory on sys.path, as run.py has it)
+    spec = importlib.util.spec_from_file_location("targets", REPO / "benchmarks" / "targets.py")
+    assert spec is not None and spec.loader is not None
+    targets = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(targets)
+    rows = [_bench_row("stem-k3s2p1 f32 NXC", 0.6, ndpool_ms=2.0, roofline=0.8),
+            _bench_row("stem-k3s2p1 f16 NXC", 0.3, dtype="f16", ndpool_ms=2.9),
+            _bench_row("stem-k3s2p1 bf16 NXC", 0.3, dtype="bf16", ndpool_ms=3.1),
+            _bench_row("k2s2 f32 NCX", 0.7, roofline=0.45),
+            _bench_row("spp-k13s1p6 f32 NXC", 0.19),
+            _bench_row("spp-k13s1p6 f32 NXC idx-i64", 0.3, indices="i64"),
+            # torch at 4.0 ms against a floor of 3.5 (within 1.25x): no engine could make 0.8x of it
+            _bench_row("stem-k3s2p1 f32 NCX idx-i64", 0.86, indices="i64", peer_ms=4.0, floor_ms=3.5),
+            _bench_row("adaptive 8x64x100x100->13x17 NCX idx-i64", 0.9, indices="i64", peer_ms=0.7, floor_ms=0.2)]
+    verdicts = dict(targets.check_targets(rows, {"warm_mb": 0.0, "output_mb": 24.5}))
+    every, large, large_idx, roof, narrow, rss = verdicts.values()
+    assert every == ("MISSED: stem-k3s2p1 f32 NCX idx-i64 0.86 floor-limited; "
+                     "adaptive 8x64x100x100->13x17 NCX idx-i64 0.90")
+    assert large == "held (worst 0.19, spp-k13s1p6 f32 NXC)"
+    assert large_idx == "held (worst 0.30, spp-k13s1p6 f32 NXC idx-i64)"
+    assert roof == "MISSED: k2s2 f32 NCX 45%"
+    assert narrow == "MISSED: stem-k3s2p1 bf16 NXC 1.55"  # 3.1 ms against f32's 2.0; f16's 1.45 holds
+    assert rss.startswith("held (0.0 MB")
+    rows[2]["ndpool_ms"] = 2.9
+    assert list(dict(targets.check_targets(rows)).values())[4] == "held (worst 1.45, stem-k3s2p1 f16 NXC)"
+    # Without floors the table says how to get them; a row kind the run lacks is "not measured".
+    alone = targets.format_targets(rows[:1])
+    assert "not measured (no such row in this run)" in alone and "run.py --floor" in alone
+    assert "run.py --floor" not in targets.format_targets(rows)
+
+
+def test_bench_floor_in_the_same_rounds() -> None:
+    suite = cli._load_suite(REPO / "benchmarks")
+    w = suite.quick_workloads()[0]
+    row = suite.run_workload(w, 1, floor=True)
+    assert row["floor_ms"] > 0 and "floor_read" not in row["peers"]
+    table = suite.format_table([row])
+    assert table.splitlines()[0].endswith("floor ms") and table.splitlines()[2].split()[-1] == suite._ms(row["floor_ms"])
+
+
 def test_bench_finds_the_checkout() -> None:
     assert cli._find_benchmarks(None) == REPO / "benchmarks"
 
