@@ -87,6 +87,8 @@ def _prefetch(rw: int, locality: int):  # type: ignore[no-untyped-def]
 
 
 # ``prefetch_read(arr, np.uint64(i))``: the line of arr[i] into L2 (prefetcht1);
+# ``prefetch_read_l1``: into L1 (prefetcht0), for lines read within the next unit of work;
 # ``prefetch_write``: into L1 for writing (prefetchw).
 prefetch_read = _prefetch(0, 2)
+prefetch_read_l1 = _prefetch(0, 3)
 prefetch_write = _prefetch(1, 3)
