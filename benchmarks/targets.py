@@ -30,7 +30,7 @@ def _floor_limited(row: Row) -> bool:
 
 
 def _worst(rows: list[Row], value: Callable[[Row], float | None], limit: float, higher_is_better: bool = False,
-           label: str = "", against_peers: bool = True) -> str:
+           percent: bool = False, against_peers: bool = True) -> str:
     """'held' or 'missed', then the worst row's figure; missed rows listed, and where the figure is a
     ratio to the fastest peer (``against_peers``), the floor-limited ones marked."""
     scored = [(v, r) for r in rows if (v := value(r)) is not None]
@@ -38,15 +38,15 @@ def _worst(rows: list[Row], value: Callable[[Row], float | None], limit: float, 
         return "not measured (no such row in this run)"
     def fails(v: float) -> bool:
         return v < limit if higher_is_better else v > limit
+    def figure(v: float) -> str:
+        return f"{100 * v:.0f}%" if percent else f"{v:.2f}"
     worst_v, worst_r = (min if higher_is_better else max)(scored, key=lambda s: s[0])
     missed = [(v, r) for v, r in scored if fails(v)]
-    shown = f"{100 * worst_v:.0f}%" if label == "%" else f"{worst_v:.2f}"
     if not missed:
-        return f"held (worst {shown}, {worst_r['workload']})"
+        return f"held (worst {figure(worst_v)}, {worst_r['workload']})"
     parts = []
     for v, r in missed:
-        figure = f"{100 * v:.0f}%" if label == "%" else f"{v:.2f}"
-        parts.append(f"{r['workload']} {figure}" + (" floor-limited" if against_peers and _floor_limited(r) else ""))
+        parts.append(f"{r['workload']} {figure(v)}" + (" floor-limited" if against_peers and _floor_limited(r) else ""))
     return f"MISSED: {'; '.join(parts)}"
 
 
@@ -74,7 +74,7 @@ def check_targets(rows: list[Row], rss: dict[str, Any] | None = None) -> list[tu
         (f"large windows with indices <= {LARGE_WINDOWS_INDICES}x",
          _worst([r for r in large if r["indices"]], ratio, LARGE_WINDOWS_INDICES)),
         (f"NXC stem and k2s2 >= {100 * ROOFLINE:.0f}% of the roofline",
-         _worst(roof, lambda r: r.get("roofline"), ROOFLINE, higher_is_better=True, label="%", against_peers=False)),
+         _worst(roof, lambda r: r.get("roofline"), ROOFLINE, higher_is_better=True, percent=True, against_peers=False)),
         (f"f16 / bf16 <= {NARROW_TYPES}x ndpool's own f32",
          _worst(narrow, _own_f32(measured), NARROW_TYPES, against_peers=False)),
     ]

@@ -1492,7 +1492,6 @@ def test_requests_ahead_keep_adaptive_bins_exact(layout: str, size: list[int],
     assert (_launch.pool_channel_blocks if layout == "NXC" else _launch.adaptive_width_inner) in chosen, chosen
 
 
-
 @pytest.mark.parametrize("window", [dict(kernel=3, strides=2, pads_begin=1, pads_end=1),
                                     dict(kernel=(3, 2), strides=(3, 2), pads_begin=(0, 1), pads_end=(2, 0))])
 def test_requests_of_next_rows_keep_channel_blocks_exact(window: dict[str, Any],
